@@ -415,6 +415,8 @@ typedef struct oq_bench_rows {
                                 attention sweep */
     char start[32];          /* when oq_bench_sweep started, ISO 8601 UTC (summary.json's "start",
                                 beside "end", as every ortqual document has both); "" unknown */
+    struct oq_bench_comparison *baseline; /* owned: the rows against an earlier run's
+                               (oq_bench_compare); NULL: none. Appended last (2026-12-06) */
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */
@@ -444,10 +446,12 @@ OQ_API void oq_bench_rows_free(oq_bench_rows *rows);
 OQ_API oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, oq_err *err);
 
 /* A sweep's verdict (docs/verdicts.md), in validate's words, in this order: "failed" (a row
- * failed; exit status 1), "error" (a row could not run, OQ_BENCH_ERROR, and none failed; 3),
- * "untested" (no ONNX Runtime row ran and, where there is something to compare with, was
- * compared; 1, or 0 with opts.allow_skip), else "passed" (0). Both summary.json and the tool's
- * exit status come from it. NULL o or rows: "error" with the reason; NULL out: nothing. */
+ * failed, or regressed against rows->baseline; exit status 1), "error" (a row could not run,
+ * OQ_BENCH_ERROR, and none failed; 3), "untested" (no ONNX Runtime row ran and, where there is
+ * something to compare with, was compared; 1, or 0 with opts.allow_skip; and with
+ * rows->baseline, no row compared with it: 1 whatever allow_skip, which accepts rows that did
+ * not run, not a limit that was never applied), else "passed" (0). Both summary.json and the
+ * tool's exit status come from it. NULL o or rows: "error" with the reason; NULL out: nothing. */
 typedef struct oq_bench_verdict {
     const char *verdict;  /* "passed", "failed", "error" or "untested" */
     int exit_status;      /* 0, 1 or 3 */
@@ -456,6 +460,91 @@ typedef struct oq_bench_verdict {
     char reason[512];     /* one line: why this verdict */
 } oq_bench_verdict;
 OQ_API void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_bench_verdict *out);
+
+/* ---- a baseline: this run's timings against an earlier run's ------------------------------ */
+
+/* The statistics a limit can name (oq_stats): "p50", "p90", "p95", "p99", "p99.9", "max", "mean". */
+#define OQ_BENCH_MAX_LIMITS 7
+typedef struct oq_bench_limit {
+    const char *stat; /* one of the names above (static) */
+    double pct;       /* the slowdown allowed, in percent (>= 0): new/old above 1 + pct/100 regresses */
+} oq_bench_limit;
+typedef struct oq_bench_limits {
+    size_t n;
+    oq_bench_limit limit[OQ_BENCH_MAX_LIMITS];
+} oq_bench_limits;
+/* Parse "STAT=PCT[,STAT=PCT...]" ("p50=10%", the '%' optional; a statistic once).
+ * OQ_ERR_INVALID_ARG quotes the item and says what is wrong. */
+OQ_API oq_status oq_bench_limits_parse(const char *text, oq_bench_limits *out, oq_err *err);
+
+/* An earlier run's summary.json (schema ortqual.bench/1 or /2), read once. */
+typedef struct oq_bench_baseline oq_bench_baseline;
+/* Read `path`. OQ_ERR_IO (unreadable), OQ_ERR_FORMAT (not JSON, not a bench summary, a row
+ * without its identity or statistics) name the file and, for a row, its index. */
+OQ_API oq_status oq_bench_baseline_read(const char *path, oq_bench_baseline **out, oq_err *err);
+OQ_API void oq_bench_baseline_free(oq_bench_baseline *b);
+
+/* The machine and runtime the timings depend on, as summary.json records them
+ * (system.ort_version, system.evidence.host.cpu_model and cpus, the GPUs' names): "" (0) where
+ * unknown. The host's name is not among them: CI runners of one pool have other names on
+ * the same hardware. */
+typedef struct oq_bench_machine {
+    char ort_version[64];
+    char cpu_model[256];
+    int64_t cpus;
+    char gpus[512]; /* the GPUs' names, ", "-joined; "" none */
+} oq_bench_machine;
+/* This process's machine, with `rt`'s ONNX Runtime version (rt NULL: ""). */
+OQ_API oq_status oq_bench_machine_probe(oq_runtime *rt, oq_bench_machine *out, oq_err *err);
+/* The baseline's machine (NULL b: zeroed). */
+OQ_API void oq_bench_baseline_machine(const oq_bench_baseline *b, oq_bench_machine *out);
+/* 0 when a and b are the same machine and runtime (or one is NULL: nothing to compare), else 1
+ * with the first difference in `diff` ("ONNX Runtime version '1.24.0' here, '1.23.0' in the
+ * baseline"). */
+OQ_API int oq_bench_machine_differs(const oq_bench_machine *a, const oq_bench_machine *b, char *diff, size_t n);
+
+/* A row's identity, THE rule rows are matched by: the variant, batch, seq_len, masked, export
+ * shapes, io binding, heads/kv_heads/head_dim, threads, inter-op threads, and a model's named
+ * dimensions ("cpu:attention24:fp32 batch=1 seq_len=16 masked dynamic io=host h=2/2 d=8
+ * threads=1 inter_op=0"). Returns the length (as snprintf). */
+OQ_API int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n);
+
+/* One row of the comparison. */
+typedef enum oq_bench_match {
+    OQ_BENCH_MATCH_OK = 0,     /* compared, within every limit */
+    OQ_BENCH_MATCH_REGRESSED,  /* compared, a ratio above its limit */
+    OQ_BENCH_MATCH_UNTIMED,    /* in both, but one of them has no timings (not ok there) */
+    OQ_BENCH_MATCH_NEW,        /* in this run only */
+    OQ_BENCH_MATCH_MISSING     /* in the baseline only */
+} oq_bench_match;
+OQ_API const char *oq_bench_match_name(oq_bench_match m); /* "ok", "regressed", "untimed", "new", "missing" */
+
+typedef struct oq_bench_row_ratio {
+    char key[512];                       /* oq_bench_row_key */
+    size_t row;                          /* index in rows; (size_t)-1 for a missing row */
+    oq_bench_match match;
+    double old_ms[OQ_BENCH_MAX_LIMITS];  /* per limit: the baseline's statistic, this run's, */
+    double new_ms[OQ_BENCH_MAX_LIMITS];  /* and new/old (NAN where not compared) */
+    double ratio[OQ_BENCH_MAX_LIMITS];
+} oq_bench_row_ratio;
+
+typedef struct oq_bench_comparison {
+    char file[4096];      /* the baseline, as given */
+    char sha256[65];      /* of its bytes */
+    char schema[32];      /* its schema */
+    oq_bench_limits limits;
+    int any_host;         /* 1: compared although the machines differ */
+    char host_diff[512];  /* that difference ("" the same machine) */
+    size_t compared, regressed, untimed, added, missing;
+    size_t n;
+    oq_bench_row_ratio *entries; /* this run's rows in order, then the missing ones */
+} oq_bench_comparison;
+
+/* Compare `rows` (its ONNX Runtime rows: the reference's timings are ortqual's, not under
+ * test) with the baseline's under `limits`, into rows->baseline (replacing one there);
+ * `host_diff` (NULL or "": the same machine) is recorded as any_host. OQ_ERR_NOMEM. */
+OQ_API oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
+                                  const char *host_diff, oq_err *err);
 
 /* The schema of bench's summary.json. Before it had one (before 2026-12-06) the time it was
  * written was "created"; it is now "end", as in every ortqual document (read either way). */

@@ -75,6 +75,9 @@ extern "C" {
  *   dims            bench --model: the point, "name=value" joined with ';'; else empty
  *   seq_dim         bench --model: the dimension seq_len is the value of; else empty
  *   error           error message when status is not "ok", else empty
+ *   baseline        against --baseline (oq_bench_compare): "ok", "regressed", "untimed" or "new"
+ *                   (oq_bench_match_name); empty without one, and for the reference's rows
+ *   baseline_ratios new/old per limited statistic, "p50=1.02;p90=0.97"; empty where not compared
  * Older files without the columns added since (inter_op_threads, p95_ms, p999_ms, max_ms,
  * profile_*, dims, seq_dim) still read: readers find columns by name.
  * Numbers are plain decimal ("12.5", "1e-07", "nan"); an empty field means not
@@ -121,6 +124,8 @@ enum oq_bench_col {
     OQ_BENCH_COL_DIMS,
     OQ_BENCH_COL_SEQ_DIM,
     OQ_BENCH_COL_ERROR,
+    OQ_BENCH_COL_BASELINE,
+    OQ_BENCH_COL_BASELINE_RATIOS,
     OQ_BENCH_NCOLS
 };
 extern OQ_API const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS];

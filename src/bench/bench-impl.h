@@ -76,6 +76,11 @@ typedef struct oq_bench_model {
 void oq_bench_run_ort_row(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_model *m, size_t index,
                           oq_bench_row *row);
 
+/* ---- a baseline (baseline.c) ---------------------------------------------------------------- */
+
+/* Free a comparison (oq_bench_rows_free frees rows->baseline with it). */
+void oq_bench_comparison_free(oq_bench_comparison *c);
+
 /* ---- ORT's profile (profile.c) ------------------------------------------------------------ */
 
 /* Read a profile (JSON array of events or {"traceEvents": [...]}): the last `last_runs`

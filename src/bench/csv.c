@@ -69,7 +69,27 @@ static void dims_text(const oq_bench_row *r, char *buf, size_t n)
                                  (long long)r->dims[i].value);
 }
 
-static void write_col(oq_csv_writer *w, const oq_bench_row *r, int col)
+/* The row against the baseline: "p50=1.02;p90=0.97" (new/old per limited statistic). */
+static void ratios_text(const oq_bench_comparison *c, const oq_bench_row_ratio *e, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; e && k < c->limits.n && used < n; k++)
+        if (!isnan(e->ratio[k]))
+            used += (size_t)snprintf(buf + used, n - used, "%s%s=%.4g", used ? ";" : "", c->limits.limit[k].stat,
+                                     e->ratio[k]);
+}
+
+/* The comparison's entry of row i (NULL: no baseline, or a row not compared, the reference's). */
+static const oq_bench_row_ratio *entry_of(const oq_bench_comparison *c, size_t i)
+{
+    for (size_t k = 0; c && k < c->n; k++)
+        if (c->entries[k].row == i) return &c->entries[k];
+    return NULL;
+}
+
+static void write_col(oq_csv_writer *w, const oq_bench_row *r, const oq_bench_comparison *c,
+                      const oq_bench_row_ratio *e, int col)
 {
     char kernel[96], dims[1024];
     switch ((enum oq_bench_col)col) {
@@ -122,13 +142,19 @@ static void write_col(oq_csv_writer *w, const oq_bench_row *r, int col)
         break;
     case OQ_BENCH_COL_SEQ_DIM: oq_csv_write_str(w, r->seq_dim); break;
     case OQ_BENCH_COL_ERROR: oq_csv_write_str(w, r->error); break;
+    case OQ_BENCH_COL_BASELINE: oq_csv_write_str(w, e ? oq_bench_match_name(e->match) : NULL); break;
+    case OQ_BENCH_COL_BASELINE_RATIOS:
+        ratios_text(c, e, dims, sizeof dims);
+        oq_csv_write_str(w, dims);
+        break;
     default: oq_csv_write_empty(w); break;
     }
 }
 
-static oq_status write_row(oq_csv_writer *w, const oq_bench_row *r, oq_err *err)
+static oq_status write_row(oq_csv_writer *w, const oq_bench_rows *rows, size_t i, oq_err *err)
 {
-    for (int c = 0; c < OQ_BENCH_NCOLS; c++) write_col(w, r, c);
+    const oq_bench_row_ratio *e = entry_of(rows->baseline, i);
+    for (int c = 0; c < OQ_BENCH_NCOLS; c++) write_col(w, &rows->rows[i], rows->baseline, e, c);
     return oq_csv_end_row(w, err);
 }
 
@@ -138,7 +164,7 @@ oq_status oq_bench_rows_write_csv(const oq_bench_rows *rows, const char *path, o
     OQ_NEED(err, path);
     oq_csv_writer *w = NULL;
     oq_status st = oq_csv_writer_open(&w, path, oq_bench_csv_columns, OQ_BENCH_NCOLS, 1, err);
-    for (size_t i = 0; !st && i < rows->n; i++) st = write_row(w, &rows->rows[i], err);
+    for (size_t i = 0; !st && i < rows->n; i++) st = write_row(w, rows, i, err);
     if (st) {
         oq_csv_writer_abort(w);
         return st;

@@ -318,6 +318,38 @@ static json_t *argv_json(int argc, char *const *argv)
     return a;
 }
 
+/* One row of the comparison: its identity, its index in results (null: missing here), how it
+ * matched, and per limited statistic old, new, their ratio and the largest ratio allowed. */
+static json_t *ratio_json(const oq_bench_comparison *c, const oq_bench_row_ratio *e)
+{
+    json_t *stats = json_object();
+    for (size_t k = 0; stats && k < c->limits.n && e->match != OQ_BENCH_MATCH_NEW && e->match != OQ_BENCH_MATCH_MISSING;
+         k++)
+        json_object_set_new(stats, c->limits.limit[k].stat,
+                            json_pack("{s:o,s:o,s:o,s:f}", "old_ms", num_or_null(e->old_ms[k]), "new_ms",
+                                      num_or_null(e->new_ms[k]), "ratio", num_or_null(e->ratio[k]), "max_ratio",
+                                      1 + c->limits.limit[k].pct / 100));
+    return json_pack("{s:o,s:o,s:s,s:o}", "row", oq_json_text(e->key), "result",
+                     e->row == (size_t)-1 ? json_null() : json_integer((json_int_t)e->row), "match",
+                     oq_bench_match_name(e->match), "stats", stats);
+}
+
+/* The baseline compared with (oq_bench_compare): null without one. */
+static json_t *baseline_json(const oq_bench_comparison *c)
+{
+    if (!c) return json_null();
+    json_t *limits = json_object(), *list = json_array();
+    for (size_t k = 0; limits && k < c->limits.n; k++)
+        json_object_set_new(limits, c->limits.limit[k].stat, json_real(c->limits.limit[k].pct));
+    for (size_t i = 0; list && i < c->n; i++) json_array_append_new(list, ratio_json(c, &c->entries[i]));
+    return json_pack("{s:o,s:s,s:s,s:o,s:b,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "file", oq_json_text(c->file), "sha256",
+                     c->sha256, "schema", c->schema, "max_slowdown_pct", limits, "any_host", c->any_host,
+                     "host_difference", c->host_diff[0] ? oq_json_text(c->host_diff) : json_null(), "compared",
+                     (json_int_t)c->compared, "regressed", (json_int_t)c->regressed, "untimed",
+                     (json_int_t)c->untimed, "new", (json_int_t)c->added, "missing", (json_int_t)c->missing,
+                     "rows", list);
+}
+
 oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
                                  int argc, char *const *argv, const char *path, oq_err *err)
 {
@@ -354,6 +386,7 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
     json_object_set_new(doc, "verdict_reason", json_string(v.reason));
     json_object_set_new(doc, "tested", json_integer((json_int_t)v.tested));
     json_object_set_new(doc, "allow_skip", json_boolean(o->allow_skip));
+    json_object_set_new(doc, "baseline", baseline_json(rows->baseline));
     /* what the float64 reference cost: computed only for shapes where a row needed it */
     if (!model)
         json_object_set_new(doc, "reference_computed", json_pack("{s:I, s:f}", "shapes", (json_int_t)rows->reference_shapes,

@@ -495,6 +495,7 @@ void oq_bench_rows_free(oq_bench_rows *rows)
         free(r->inputs);
         free(r->outputs);
     }
+    oq_bench_comparison_free(rows->baseline);
     free(rows->rows);
     free(rows);
 }

@@ -33,6 +33,21 @@ static void set(oq_bench_verdict *v, const char *verdict, int exit_status)
     v->exit_status = exit_status;
 }
 
+/* The first regressed row against the baseline, said with its worst ratio over its limit. */
+static void say_regressed(const oq_bench_comparison *c, char *buf, size_t n)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const oq_bench_row_ratio *e = &c->entries[i];
+        if (e->match != OQ_BENCH_MATCH_REGRESSED) continue;
+        for (size_t k = 0; k < c->limits.n; k++)
+            if (e->ratio[k] > 1 + c->limits.limit[k].pct / 100) {
+                snprintf(buf, n, "%.250s: %s %.4g ms -> %.4g ms, x%.3f > x%.3f", e->key, c->limits.limit[k].stat,
+                         e->old_ms[k], e->new_ms[k], e->ratio[k], 1 + c->limits.limit[k].pct / 100);
+                return;
+            }
+    }
+}
+
 void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_bench_verdict *out)
 {
     if (!out) return; /* nowhere to say it: as free(NULL) */
@@ -50,15 +65,28 @@ void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_b
     }
     size_t failed, errors;
     const oq_bench_row *f = first_of(rows, OQ_BENCH_FAILED, &failed), *e = first_of(rows, OQ_BENCH_ERROR, &errors);
-    if (f || e) {
+    const oq_bench_comparison *base = rows->baseline;
+    if (!f && base && base->regressed) { /* slower than the baseline allows: a check that failed */
+        char first[400] = "";
+        say_regressed(base, first, sizeof first);
+        set(out, "failed", 1);
+        snprintf(out->reason, sizeof out->reason, "%zu row%s regressed against the baseline %.150s (the first, %.300s)",
+                 base->regressed, base->regressed == 1 ? "" : "s", base->file, first);
+    } else if (f || e) {
         if (f) set(out, "failed", 1);
         snprintf(out->reason, sizeof out->reason, "%zu row%s %s (the first, %s: %.300s)", f ? failed : errors,
                  (f ? failed : errors) == 1 ? "" : "s", f ? "failed" : "could not run", (f ? f : e)->variant.name,
                  (f ? f : e)->error);
     } else if (!out->tested) {
-        set(out, "untested", o->allow_skip ? 0 : 1);
+        set(out, "untested", o->allow_skip && !base ? 0 : 1);
         snprintf(out->reason, sizeof out->reason, "no variant under test ran%s (every ONNX Runtime row skipped, "
-                 "unsupported or oom, or only the reference)", out->compared ? " and was compared" : "");
+                 "unsupported or oom, or only the reference)%s", out->compared ? " and was compared" : "",
+                 base ? "; nothing was compared with the baseline" : "");
+    } else if (base && !base->compared) {
+        /* the limit was never applied: not a pass, and not a skip that --allow-skip accepts */
+        set(out, "untested", 1);
+        snprintf(out->reason, sizeof out->reason, "no row was compared with the baseline %.200s (%zu new here, %zu "
+                 "missing here, %zu untimed on one side)", base->file, base->added, base->missing, base->untimed);
     } else {
         set(out, "passed", 0);
         snprintf(out->reason, sizeof out->reason, "%zu ONNX Runtime row%s ran%s", out->tested,
@@ -66,5 +94,10 @@ void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_b
                  out->compared ? (out->tested == 1 ? " and was compared" : " and were compared")
                  : o->model_path ? " (timed; no expected outputs, so no output was compared)"
                                  : " (timed; no reference, so no output was compared)");
+        if (base) {
+            size_t used = strlen(out->reason);
+            snprintf(out->reason + used, sizeof out->reason - used, "; %zu compared with the baseline, none "
+                     "regressed", base->compared);
+        }
     }
 }

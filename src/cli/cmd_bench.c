@@ -57,8 +57,9 @@ static const char foot[] =
     "may be skipped, unsupported or oom: expected outcomes of a scaling sweep) and at\n"
     "least one ONNX Runtime row ran and was compared with the reference (ran, with\n"
     "--no-reference or a model without --expected); 1 failed: some row failed (an output\n"
-    "over tolerance included), or untested: nothing under test ran (unless --allow-skip;\n"
-    "docs/verdicts.md); 2 usage or input error (nothing is written); 3 error: a row ONNX\n"
+    "over tolerance included) or regressed against --baseline, or untested: nothing under\n"
+    "test ran (unless --allow-skip; docs/verdicts.md), or --baseline given and no row\n"
+    "compared with it (--allow-skip does not accept that); 2 usage or input error (nothing is written); 3 error: a row ONNX\n"
     "Runtime refused or could not run (none failed), or a runtime or output error.\n"
     "\n"
     "examples:\n"
@@ -68,7 +69,11 @@ static const char foot[] =
     "      --seq-lens 512,2048,8192,16384 --io-binding device --outdir gpu-bench\n"
     "  ortqual bench --model mlpf.onnx --dim batch=4 --sweep seq=512,1024,2048 --threads 4\n"
     "  ortqual bench --model lm.onnx --inputs io.npz --expected io.npz --iters 100\n"
-    "  ortqual bench --model enc.onnx --shape features=1,L,17 --sweep L=256,1024 --ep cuda\n";
+    "  ortqual bench --model enc.onnx --shape features=1,L,17 --sweep L=256,1024 --ep cuda\n"
+    "  ortqual bench --variants cpu:attention24:fp32 --seq-lens 512 --iters 200 --outdir new \\\n"
+    "      --baseline old/summary.json --max-slowdown p50=10%,p99=25%\n"
+    "    (fails, exit 1, when a row's p50 is over 1.10x, or its p99 over 1.25x, the baseline's;\n"
+    "    compare runs of one machine with enough --iters: docs/bench.md, \"A baseline\")\n";
 
 /* ---- option values -------------------------------------------------------------- */
 
@@ -92,6 +97,12 @@ typedef struct cli_state {
     struct oq_cli_runtime cr;
     int cupti;                  /* --cupti */
     const char *cupti_lib;      /* --cupti-lib */
+    const char *baseline_path;  /* --baseline */
+    const char *max_slowdown;   /* --max-slowdown */
+    int any_host;               /* --baseline-any-host */
+    oq_bench_limits limits;     /* --max-slowdown's, p50=10% by default */
+    oq_bench_baseline *baseline;
+    char host_diff[512];        /* the baseline's machine against this one ("" the same) */
 } cli_state;
 
 /* Remember the first option of one mode, to refuse it in the other. */
@@ -497,6 +508,41 @@ static void print_model_table(const oq_bench_rows *rows)
     }
 }
 
+/* "1.234" or "-" where not measured */
+static const char *ms_str(double x, char *buf, size_t n)
+{
+    if (isnan(x)) return "-";
+    snprintf(buf, n, "%.4g", x);
+    return buf;
+}
+
+/* Each ONNX Runtime row against the baseline: old, new and their ratio per limited statistic;
+ * the rows of one side only are listed too. */
+static void print_baseline(const oq_bench_comparison *b)
+{
+    if (!b) return;
+    printf("\nbaseline %s (sha256 %.12s): %zu compared, %zu regressed, %zu untimed, %zu new, %zu missing; limits",
+           oq_cli_shown(b->file), b->sha256, b->compared, b->regressed, b->untimed, b->added, b->missing);
+    for (size_t k = 0; k < b->limits.n; k++)
+        printf("%s %s=%g%%", k ? "," : "", b->limits.limit[k].stat, b->limits.limit[k].pct);
+    printf("\n");
+    if (b->any_host) printf("baseline from another machine (%s): compared anyway (--baseline-any-host)\n",
+                            oq_cli_shown(b->host_diff));
+    printf("%-10s", "match");
+    for (size_t k = 0; k < b->limits.n; k++) printf(" %9s_old %9s_new %7s", b->limits.limit[k].stat,
+                                                     b->limits.limit[k].stat, "ratio");
+    printf("  row\n");
+    for (size_t i = 0; i < b->n; i++) {
+        const oq_bench_row_ratio *e = &b->entries[i];
+        char x[32], y[32], q[32];
+        printf("%-10s", oq_bench_match_name(e->match));
+        for (size_t k = 0; k < b->limits.n; k++)
+            printf(" %13s %13s %7s", ms_str(e->old_ms[k], x, sizeof x), ms_str(e->new_ms[k], y, sizeof y),
+                   isnan(e->ratio[k]) ? "-" : (snprintf(q, sizeof q, "x%.3f", e->ratio[k]), q));
+        printf("  %s\n", oq_cli_shown(e->key));
+    }
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 /* --ref-iters times the ref variant: with none listed (the default variants have none), it would
@@ -565,6 +611,22 @@ static int note_generated_opts(cli_state *c)
     return -1;
 }
 
+/* --max-slowdown and --baseline-any-host qualify --baseline; the limits default to p50=10%. */
+static int check_baseline_opts(cli_state *c)
+{
+    const char *lone = c->max_slowdown ? "--max-slowdown" : c->any_host ? "--baseline-any-host" : NULL;
+    if (!c->baseline_path && lone) {
+        fprintf(stderr, "ortqual bench: %s needs --baseline FILE (an earlier run's summary.json)\n", lone);
+        return -1;
+    }
+    oq_err err = {0};
+    if (oq_bench_limits_parse(c->max_slowdown ? c->max_slowdown : "p50=10%", &c->limits, &err)) {
+        fprintf(stderr, "ortqual bench: --max-slowdown: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* The options parsed, joined into the sweep's (c->o) and checked together; -1 after an error (said). */
 static int finish_args(cli_state *c)
 {
@@ -582,6 +644,7 @@ static int finish_args(cli_state *c)
         fprintf(stderr, "ortqual bench: --cupti times the profiled runs: give --profile-runs N\n");
         return -1;
     }
+    if (check_baseline_opts(c)) return -1;
     return check_mode(c);
 }
 
@@ -706,6 +769,22 @@ static int finish_args(cli_state *c)
     OQ_OPT_QUIET(&c->quiet, "no progress lines, nor the note of the default --variants"),                     \
     OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0")
 
+/* an earlier run to compare the timings with */
+#define BASELINE_OPTS(c)                                                                                        \
+    OQ_OPT_GROUP("baseline (fail on a slowdown):"),                                                             \
+    OQ_OPT_CALLBACK("baseline", "FILE", set_once, &c->baseline_path,                                            \
+                    "an earlier run's summary.json (ortqual.bench/1 or /2): each\n"                             \
+                    "ONNX Runtime row is compared with the row of the same identity\n"                          \
+                    "there (variant, batch, seq_len, mode, shapes, io binding,\n"                               \
+                    "heads, threads, a model's dims); rows of one side only are listed"),                       \
+    OQ_OPT_CALLBACK("max-slowdown", "STAT=PCT[,...]", set_once, &c->max_slowdown,                               \
+                    "with --baseline: a row whose STAT new/old is above 1 + PCT/100\n"                          \
+                    "regressed, and the run fails (exit 1). STAT: p50, p90, p95,\n"                             \
+                    "p99, p99.9, max, mean (default p50=10%)"),                                                 \
+    OQ_OPT_FLAG("baseline-any-host", &c->any_host,                                                              \
+                "compare although the baseline ran on another machine or ONNX\n"                               \
+                "Runtime (CPU model or count, GPUs, ORT version; refused otherwise)")
+
 /* The command line into c: 0 to go on, 1 after --help, -1 after an error (said). */
 static int parse_args(cli_state *c, int argc, char **argv)
 {
@@ -716,6 +795,7 @@ static int parse_args(cli_state *c, int argc, char **argv)
         INPUT_OPTS(o),
         TIMING_OPTS(c, o),
         OUTPUT_OPTS(c),
+        BASELINE_OPTS(c),
         OQ_OPT_GROUP("runtime:"),
         OQ_OPT_CALLBACK("ort-lib", "PATH", oq_cli_runtime_string, &c->cr, OQ_CLI_ORT_LIB_HELP),
         OQ_OPT_CALLBACK("ep", "NAME", oq_cli_runtime_string, &c->cr,
@@ -786,6 +866,7 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
     snprintf(json, sizeof json, "%s/summary.json", c->outdir);
     if (c->o.model_path) print_model_table(rows);
     else print_table(rows);
+    print_baseline(rows->baseline);
     fflush(stdout);
     if (*rows->precision_why && rows->n) /* as validate says its --model default */
         fprintf(stderr, "ortqual bench: %s (--model's precision here: %s)\n", oq_cli_shown(rows->rows[0].variant.name),
@@ -828,26 +909,56 @@ static oq_status ready_to_run(void *ctx, oq_err *err)
     return OQ_OK;
 }
 
+/* --baseline read and its machine checked before the sweep: a baseline that cannot be used is
+ * said before hours of work, and exit 2 (an input of the user's). */
+static int open_baseline(cli_state *c, oq_runtime *rt)
+{
+    if (!c->baseline_path) return OQ_EXIT_OK;
+    oq_err err = {0};
+    oq_bench_machine here, there;
+    oq_status st = oq_bench_baseline_read(c->baseline_path, &c->baseline, &err);
+    if (!st) st = oq_bench_machine_probe(rt, &here, &err);
+    if (st) {
+        fprintf(stderr, "ortqual bench: --baseline: %s\n", err.msg);
+        return st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+    }
+    oq_bench_baseline_machine(c->baseline, &there);
+    if (!oq_bench_machine_differs(&here, &there, c->host_diff, sizeof c->host_diff)) return OQ_EXIT_OK;
+    if (c->any_host) {
+        fprintf(stderr, "ortqual bench: --baseline %s: another machine (%s): compared anyway (--baseline-any-host)\n",
+                oq_cli_shown(c->baseline_path), oq_cli_shown(c->host_diff));
+        return OQ_EXIT_OK;
+    }
+    fprintf(stderr, "ortqual bench: --baseline %s: another machine: %s (timings are not comparable; "
+                    "--baseline-any-host compares anyway)\n", oq_cli_shown(c->baseline_path), oq_cli_shown(c->host_diff));
+    return OQ_EXIT_USAGE;
+}
+
 static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
 {
     oq_err err = {0};
     progress p = {isatty(2), c->quiet};
     oq_bench_rows *rows = NULL;
+    int rc = open_baseline(c, rt);
+    if (rc) return rc;
     oq_status st = oq_bench_sweep(rt, &c->o, on_progress, &p, &rows, &err);
+    if (!st && c->baseline) st = oq_bench_compare(rows, c->baseline, &c->limits, c->host_diff, &err);
     if (st) {
+        oq_bench_rows_free(rows);
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
         return oq_cli_exit_of(st); /* a file it cannot read (big-endian, ...) is input: exit 2 */
     }
     oq_bench_verdict v;
     oq_bench_verdict_of(&c->o, rows, &v); /* the summary's verdict: the same call */
-    int rc = write_outputs(c, rt, rows, argc, argv);
+    int skip_said = !rows->baseline; /* --allow-skip has no say over a baseline's comparison */
+    rc = write_outputs(c, rt, rows, argc, argv);
     oq_atomic_keep_outputs(); /* the set whole, or removed by drop_outputs */
     oq_bench_rows_free(rows);
     if (rc) return rc;
     if (v.exit_status || strcmp(v.verdict, "passed")) {
         char said[1024];
         fprintf(stderr, "ortqual bench: %s: %s%s\n", v.verdict, oq_cli_terms(v.reason, said, sizeof said),
-                strcmp(v.verdict, "untested") ? ""
+                strcmp(v.verdict, "untested") || !skip_said ? ""
                 : c->allow_skip                ? "; accepted by --allow-skip"
                                                : "; --allow-skip accepts that");
     }
@@ -887,6 +998,7 @@ static void state_clear(cli_state *c)
     oq_cli_seq_axes_clear(&c->seq_axes);
     oq_cli_list_clear(&c->given);
     free(c->tolerance_text);
+    oq_bench_baseline_free(c->baseline);
 }
 
 int cmd_bench(int argc, char **argv)

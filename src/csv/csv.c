@@ -20,7 +20,7 @@ const char *const oq_bench_csv_columns[OQ_BENCH_NCOLS] = {
     "warmup",     "iters",        "session_ms",     "first_run_ms", "mean_ms",    "std_ms",
     "min_ms",     "p50_ms",       "p90_ms",         "p95_ms",   "p99_ms",         "p999_ms",
     "max_ms",     "peak_rss_mb",  "vmhwm_mb",       "peak_gpu_mb", "max_abs_err", "nan_count",
-    "profile_node_ms", "profile_kernel_ms", "dims", "seq_dim", "error"};
+    "profile_node_ms", "profile_kernel_ms", "dims", "seq_dim", "error", "baseline", "baseline_ratios"};
 
 const char *const oq_validate_csv_columns[OQ_VALIDATE_NCOLS] = {
     "config", "output", "batch", "valid_size", "seconds_first", "seconds_median", "max_abs_err", "source"};

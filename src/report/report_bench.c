@@ -149,6 +149,58 @@ static void profile_section(oq_sb *b, const json_t *results)
                         "profile (builds with CUDA profiling) or CUPTI (<code>opts.cupti</code>).</p>\n</section>\n");
 }
 
+/* The rows against an earlier run (bench's baseline): counts, limits and per row old, new and
+ * their ratio for each limited statistic; the rows of one side only are listed. */
+static void baseline_section(oq_sb *b, const json_t *base)
+{
+    if (!json_is_object(base)) return;
+    const json_t *limits = json_object_get(base, "max_slowdown_pct");
+    oq_sb_puts(b, "<section id=\"baseline\">\n<h2>Against the baseline</h2>\n<p>");
+    oq_sb_esc(b, oq_j_str(base, "file", "?"));
+    oq_sb_printf(b, " (sha256 %.12s): %lld compared, %lld regressed, %lld untimed, %lld new, %lld missing; limits",
+                 oq_j_str(base, "sha256", "?"), oq_j_int(base, "compared"), oq_j_int(base, "regressed"),
+                 oq_j_int(base, "untimed"), oq_j_int(base, "new"), oq_j_int(base, "missing"));
+    const char *stat;
+    json_t *v;
+    json_object_foreach((json_t *)limits, stat, v) {
+        oq_sb_puts(b, " ");
+        oq_sb_esc(b, stat);
+        oq_sb_printf(b, " +%g%%", json_number_value(v));
+    }
+    oq_sb_puts(b, "</p>\n");
+    if (json_is_string(json_object_get(base, "host_difference"))) {
+        oq_sb_puts(b, "<p class=\"reason\">Another machine, compared anyway: ");
+        oq_sb_esc(b, oq_j_str(base, "host_difference", ""));
+        oq_sb_puts(b, "</p>\n");
+    }
+    oq_sb_puts(b, "<table><tr><th>match</th><th>row</th><th>statistic</th><th>old ms</th><th>new ms</th>"
+                  "<th>ratio</th><th>limit</th></tr>\n");
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(base, "rows"), i, r) {
+        const char *match = oq_j_str(r, "match", "?");
+        oq_sb_printf(b, "<tr class=\"%s\">", !strcmp(match, "regressed") ? "failed" : "");
+        oq_html_td(b, match);
+        oq_html_td(b, oq_j_str(r, "row", "?"));
+        const json_t *stats = json_object_get(r, "stats");
+        if (!json_object_size(stats)) oq_sb_puts(b, "<td></td><td></td><td></td><td></td><td></td>");
+        int first = 1;
+        json_object_foreach((json_t *)stats, stat, v) {
+            if (!first) oq_sb_puts(b, "</tr>\n<tr><td></td><td></td>");
+            first = 0;
+            oq_html_td(b, stat);
+            cell_num(b, json_object_get(v, "old_ms"), 1);
+            cell_num(b, json_object_get(v, "new_ms"), 1);
+            cell_num(b, json_object_get(v, "ratio"), 1);
+            cell_num(b, json_object_get(v, "max_ratio"), 1);
+        }
+        oq_sb_puts(b, "</tr>\n");
+    }
+    oq_sb_puts(b, "</table>\n<p class=\"muted\">ratio = new/old of the statistic; above its limit the row "
+                  "regressed and the run failed. Compare runs of one machine, with enough timed runs.</p>\n"
+                  "</section>\n");
+}
+
 static void options_section(oq_sb *b, const json_t *config)
 {
     oq_sb_puts(b, "<section id=\"options\">\n<h2>Options</h2>\n<pre>");
@@ -200,8 +252,9 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
                               ? oq_html_verdict_class(oq_j_str(s, "verdict", "failed"))
                               : derived_verdict(s, derived, sizeof derived);
     int accepted = json_is_integer(json_object_get(s, "exit_status")) ? !oq_j_int(s, "exit_status") : 0;
+    const json_t *base = json_object_get(s, "baseline"); /* nothing compared with it: not a skip */
     snprintf(reason, sizeof reason, "%s%s", oq_j_str(s, "verdict_reason", derived),
-             strcmp(verdict, "untested") ? ""
+             strcmp(verdict, "untested") || json_is_object(base) ? ""
              : accepted ? oq_terms(" (accepted by opts.allow_skip)", said, sizeof said)
                         : oq_terms(" (opts.allow_skip accepts that)", said, sizeof said));
     char headline[128], detail[512];
@@ -219,6 +272,7 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a></nav>\n");
     if (!strcmp(oq_j_str(s, "mode", "attention"), "model")) model_rows_table(b, results);
     else rows_table(b, results);
+    baseline_section(b, json_object_get(s, "baseline"));
     profile_section(b, results);
     oq_html_figures(b, s, name);
     options_section(b, json_object_get(s, "config"));

@@ -31,7 +31,7 @@ loads=$(wc -l <"$T/loads")
 
 # 1. Two variants (the reference and ORT CPU), 2 lengths, both modes: 8 rows.
 expect 0 "wrote $T/a/summary.json" "$Q" bench --variants ref,cpu:attention24:fp32 "${COMMON[@]}" --outdir "$T/a"
-HEADER='variant,status,device,dtype,representation,kernel,kernel_requested,shapes,io_binding,masked,batch,seq_len,valid_elements,heads,kv_heads,head_dim,threads,inter_op_threads,warmup,iters,session_ms,first_run_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,peak_rss_mb,vmhwm_mb,peak_gpu_mb,max_abs_err,nan_count,profile_node_ms,profile_kernel_ms,dims,seq_dim,error'
+HEADER='variant,status,device,dtype,representation,kernel,kernel_requested,shapes,io_binding,masked,batch,seq_len,valid_elements,heads,kv_heads,head_dim,threads,inter_op_threads,warmup,iters,session_ms,first_run_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,peak_rss_mb,vmhwm_mb,peak_gpu_mb,max_abs_err,nan_count,profile_node_ms,profile_kernel_ms,dims,seq_dim,error,baseline,baseline_ratios'
 if [ "$(head -n1 "$T/a/summary.csv")" = "$HEADER" ]; then ok "summary.csv header"; else bad "summary.csv header: $(head -n1 "$T/a/summary.csv")"; fi
 rows=$(($(wc -l <"$T/a/summary.csv") - 1))
 if [ "$rows" -eq 8 ]; then ok "8 rows (2 variants x 2 lengths x 2 modes)"; else bad "rows: $rows"; fi

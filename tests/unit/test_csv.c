@@ -353,7 +353,7 @@ static void test_schemas(void **state)
         "head_dim", "threads", "inter_op_threads", "warmup", "iters", "session_ms", "first_run_ms",
         "mean_ms", "std_ms", "min_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms",
         "peak_rss_mb", "vmhwm_mb", "peak_gpu_mb", "max_abs_err", "nan_count", "profile_node_ms",
-        "profile_kernel_ms", "dims", "seq_dim", "error"};
+        "profile_kernel_ms", "dims", "seq_dim", "error", "baseline", "baseline_ratios"};
     assert_int_equal(OQ_BENCH_NCOLS, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < OQ_BENCH_NCOLS; i++) assert_string_equal(oq_bench_csv_columns[i], want[i]);
     assert_string_equal(oq_bench_csv_columns[OQ_BENCH_COL_P50_MS], "p50_ms");

@@ -1,0 +1,406 @@
+/* A baseline: this run's timings against an earlier run's summary.json, row by row, under
+ * limits on the ratio new/old of chosen statistics. The verdict reads the comparison
+ * (verdict.c); the summary writes it (json.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench-impl.h"
+#include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
+#include "ortqual/bench.h"
+#include "ortqual/evidence.h"
+#include "ortqual/fileio.h"
+#include "status/args-impl.h"
+
+static const char *const stat_names[OQ_BENCH_MAX_LIMITS] = {"p50", "p90", "p95", "p99", "p99.9", "max", "mean"};
+
+/* One row of the baseline: its identity and, per statistic of stat_names, its value (NAN:
+ * not timed there). */
+typedef struct base_row {
+    char key[512];
+    int ort; /* an ONNX Runtime row (not the reference) */
+    double stat[OQ_BENCH_MAX_LIMITS];
+} base_row;
+
+struct oq_bench_baseline {
+    char file[4096], sha256[65], schema[32];
+    oq_bench_machine machine;
+    size_t n;
+    base_row *rows;
+};
+
+static double stat_value(const oq_stats *s, const char *name)
+{
+    const double v[OQ_BENCH_MAX_LIMITS] = {s->p50, s->p90, s->p95, s->p99, s->p999, s->max, s->mean};
+    for (int i = 0; i < OQ_BENCH_MAX_LIMITS; i++)
+        if (!strcmp(name, stat_names[i])) return v[i];
+    return NAN;
+}
+
+static int stat_index(const char *name)
+{
+    for (int i = 0; i < OQ_BENCH_MAX_LIMITS; i++)
+        if (!strcmp(name, stat_names[i])) return i;
+    return -1;
+}
+
+/* ---- limits ---------------------------------------------------------------------------- */
+
+static oq_status limit_parse(const char *item, oq_bench_limits *out, oq_err *err)
+{
+    const char *eq = strchr(item, '=');
+    char name[16];
+    if (!eq || (size_t)(eq - item) >= sizeof name)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "slowdown limit '%s': want STAT=PCT (p50=10%%)", item);
+    snprintf(name, sizeof name, "%.*s", (int)(eq - item), item);
+    int k = stat_index(name);
+    if (k < 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "slowdown limit '%s': unknown statistic '%s' (want p50, p90, p95, p99, p99.9, max or mean)",
+                          item, name);
+    char *end;
+    double pct = strtod(eq + 1, &end);
+    if (end == eq + 1 || (*end == '%' && end[1]) || (*end && *end != '%') || !(pct >= 0) || !isfinite(pct))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "slowdown limit '%s': want a percentage >= 0 (10%%)", item);
+    for (size_t i = 0; i < out->n; i++)
+        if (!strcmp(out->limit[i].stat, stat_names[k]))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "slowdown limit '%s': %s is limited twice", item, name);
+    out->limit[out->n++] = (oq_bench_limit){stat_names[k], pct};
+    return OQ_OK;
+}
+
+oq_status oq_bench_limits_parse(const char *text, oq_bench_limits *out, oq_err *err)
+{
+    OQ_NEED(err, text);
+    OQ_NEED(err, out);
+    memset(out, 0, sizeof *out);
+    char item[128];
+    for (const char *s = text;; s++) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        if (len >= sizeof item)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "slowdown limit '%.40s...': too long", s);
+        snprintf(item, sizeof item, "%.*s", (int)len, s);
+        oq_status st = limit_parse(item, out, err);
+        if (st) return st;
+        if (!comma) return OQ_OK;
+        s = comma;
+    }
+}
+
+/* ---- a row's identity -------------------------------------------------------------------- */
+
+int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n)
+{
+    if (!r) return buf && n ? (*buf = '\0', 0) : 0;
+    char dims[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < r->n_dims && used < sizeof dims; i++)
+        used += (size_t)snprintf(dims + used, sizeof dims - used, " %s=%lld", r->dims[i].name,
+                                 (long long)r->dims[i].value);
+    return snprintf(buf, n, "%s batch=%lld seq_len=%lld %s %s io=%s h=%d/%d d=%d threads=%d inter_op=%d%s",
+                    r->variant.name, (long long)r->batch, (long long)r->seq_len, r->masked ? "masked" : "unmasked",
+                    r->static_shapes < 0 ? "-" : r->static_shapes ? "static" : "dynamic",
+                    oq_io_binding_name(r->io), r->heads, r->kv_heads, r->head_dim, r->threads,
+                    r->inter_op_threads, dims);
+}
+
+/* ---- reading a baseline ---------------------------------------------------------------------- */
+
+static int64_t int_of(json_t *o, const char *k, int64_t none)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : none;
+}
+
+static const char *str_of(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* The fields of a summary row that make its identity, into a row oq_bench_row_key reads. */
+static oq_status row_from_json(const char *file, size_t i, json_t *j, base_row *out, oq_err *err)
+{
+    oq_bench_row r;
+    memset(&r, 0, sizeof r);
+    const char *variant = str_of(j, "variant");
+    if (!json_is_object(j) || !*variant || !json_is_integer(json_object_get(j, "batch")) ||
+        !json_is_integer(json_object_get(j, "seq_len")) || !json_is_object(json_object_get(j, "stats_ms")))
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: results[%zu]: not a bench row (variant, batch, seq_len, stats_ms)",
+                          file, i);
+    oq_err ignored = {0};
+    if (oq_config_parse(variant, &r.variant, &ignored)) { /* a name of another version: as written */
+        snprintf(r.variant.name, sizeof r.variant.name, "%s", variant);
+        snprintf(r.variant.runtime, sizeof r.variant.runtime, "%.*s", (int)strcspn(variant, ":"), variant);
+    }
+    r.batch = int_of(j, "batch", 0);
+    r.seq_len = int_of(j, "seq_len", 0);
+    r.masked = json_is_true(json_object_get(j, "masked"));
+    const char *shapes = str_of(j, "shapes");
+    r.static_shapes = !*shapes ? -1 : !strcmp(shapes, "static");
+    int io = oq_io_binding_parse(str_of(j, "io_binding"));
+    r.io = io < 0 ? OQ_IO_AUTO : (oq_io_binding)io;
+    r.heads = (int32_t)int_of(j, "heads", -1);
+    r.kv_heads = (int32_t)int_of(j, "kv_heads", -1);
+    r.head_dim = (int32_t)int_of(j, "head_dim", -1);
+    r.threads = (int)int_of(j, "threads", 0);
+    r.inter_op_threads = (int)int_of(j, "inter_op_threads", 0);
+    json_t *dims = json_object_get(j, "dims");
+    oq_bench_dimval dv[OQ_BENCH_MAX_DIMS];
+    const char *name;
+    json_t *val;
+    r.dims = dv;
+    json_object_foreach(dims, name, val) {
+        if (r.n_dims == OQ_BENCH_MAX_DIMS) break;
+        snprintf(dv[r.n_dims].name, sizeof dv[r.n_dims].name, "%s", name);
+        dv[r.n_dims++].value = json_is_integer(val) ? (int64_t)json_integer_value(val) : -1;
+    }
+    oq_bench_row_key(&r, out->key, sizeof out->key);
+    out->ort = oq_config_uses_ort(&r.variant);
+    json_t *stats = json_object_get(j, "stats_ms");
+    int timed = !strcmp(str_of(j, "status"), "ok") || json_array_size(json_object_get(j, "samples_ms")) > 0;
+    for (int k = 0; k < OQ_BENCH_MAX_LIMITS; k++) {
+        json_t *v = json_object_get(stats, stat_names[k]);
+        out->stat[k] = timed && json_is_number(v) ? json_number_value(v) : NAN;
+    }
+    return OQ_OK;
+}
+
+/* The machine as the summary recorded it (system_json, oq_evidence's host and gpu). */
+static void machine_from_json(json_t *system, oq_bench_machine *m)
+{
+    memset(m, 0, sizeof *m);
+    json_t *ev = json_object_get(system, "evidence"), *host = json_object_get(ev, "host");
+    snprintf(m->ort_version, sizeof m->ort_version, "%s", str_of(system, "ort_version"));
+    snprintf(m->cpu_model, sizeof m->cpu_model, "%s", str_of(host, "cpu_model"));
+    m->cpus = int_of(host, "cpus", 0);
+    json_t *gpus = json_object_get(json_object_get(ev, "gpu"), "gpus"), *g;
+    size_t i, used = 0;
+    json_array_foreach(gpus, i, g) {
+        if (used >= sizeof m->gpus) break;
+        used += (size_t)snprintf(m->gpus + used, sizeof m->gpus - used, "%s%s", i ? ", " : "", str_of(g, "name"));
+    }
+}
+
+static oq_status read_doc(oq_bench_baseline *b, json_t *doc, oq_err *err)
+{
+    const char *schema = str_of(doc, "schema");
+    if (!json_is_object(doc) || (strcmp(schema, "ortqual.bench/1") && strcmp(schema, "ortqual.bench/2")))
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: not a bench summary (schema '%.60s', want ortqual.bench/1 or /2)",
+                          b->file, schema);
+    snprintf(b->schema, sizeof b->schema, "%s", schema);
+    json_t *results = json_object_get(doc, "results");
+    if (!json_is_array(results)) return oq_err_set(err, OQ_ERR_FORMAT, "%s: no results array", b->file);
+    machine_from_json(json_object_get(doc, "system"), &b->machine);
+    b->rows = calloc(json_array_size(results) + 1, sizeof *b->rows);
+    if (!b->rows) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", b->file);
+    for (size_t i = 0; i < json_array_size(results); i++, b->n++) {
+        oq_status st = row_from_json(b->file, i, json_array_get(results, i), &b->rows[i], err);
+        if (st) return st;
+    }
+    return OQ_OK;
+}
+
+oq_status oq_bench_baseline_read(const char *path, oq_bench_baseline **out, oq_err *err)
+{
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
+    *out = NULL;
+    oq_bench_baseline *b = calloc(1, sizeof *b);
+    if (!b) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    snprintf(b->file, sizeof b->file, "%s", path);
+    unsigned char *text = NULL;
+    size_t n = 0;
+    oq_status st = oq_read_file(path, &text, &n, err);
+    json_t *doc = st ? NULL : oq_json_parse((const char *)text, n, path, err);
+    if (!st && !doc) st = OQ_ERR_FORMAT;
+    if (!st) {
+        oq_sha256_buf(text, n, b->sha256);
+        st = read_doc(b, doc, err);
+    }
+    json_decref(doc);
+    free(text);
+    if (st) {
+        oq_bench_baseline_free(b);
+        return st;
+    }
+    *out = b;
+    return OQ_OK;
+}
+
+void oq_bench_baseline_free(oq_bench_baseline *b)
+{
+    if (!b) return;
+    free(b->rows);
+    free(b);
+}
+
+/* ---- the machine --------------------------------------------------------------------------- */
+
+oq_status oq_bench_machine_probe(oq_runtime *rt, oq_bench_machine *out, oq_err *err)
+{
+    OQ_NEED(err, out);
+    memset(out, 0, sizeof *out);
+    if (rt) snprintf(out->ort_version, sizeof out->ort_version, "%s", oq_runtime_version(rt));
+    oq_host h = {0};
+    oq_status st = oq_host_probe(&h, err);
+    if (st) return st;
+    snprintf(out->cpu_model, sizeof out->cpu_model, "%s", h.cpu_model ? h.cpu_model : "");
+    out->cpus = h.n_cpus;
+    oq_host_clear(&h);
+    oq_gpu_facts *g = NULL;
+    oq_err ignored = {0};
+    size_t used = 0;
+    if (oq_gpu_facts_probe(&g, &ignored) == OQ_OK) /* no GPU stack: no GPU, as the summary says */
+        for (size_t i = 0; i < g->n_gpus && used < sizeof out->gpus; i++)
+            used += (size_t)snprintf(out->gpus + used, sizeof out->gpus - used, "%s%s", i ? ", " : "",
+                                     g->gpus[i].name ? g->gpus[i].name : "");
+    oq_gpu_facts_free(g);
+    return OQ_OK;
+}
+
+void oq_bench_baseline_machine(const oq_bench_baseline *b, oq_bench_machine *out)
+{
+    if (!out) return;
+    if (b) *out = b->machine;
+    else memset(out, 0, sizeof *out);
+}
+
+int oq_bench_machine_differs(const oq_bench_machine *a, const oq_bench_machine *b, char *diff, size_t n)
+{
+    if (!a || !b) return 0; /* nothing to compare: nothing said */
+    const char *what = NULL, *x = NULL, *y = NULL;
+    char ca[32], cb[32];
+    snprintf(ca, sizeof ca, "%lld", (long long)a->cpus);
+    snprintf(cb, sizeof cb, "%lld", (long long)b->cpus);
+    if (strcmp(a->ort_version, b->ort_version)) what = "ONNX Runtime version", x = a->ort_version, y = b->ort_version;
+    else if (strcmp(a->cpu_model, b->cpu_model)) what = "CPU model", x = a->cpu_model, y = b->cpu_model;
+    else if (a->cpus != b->cpus) what = "CPU count", x = ca, y = cb;
+    else if (strcmp(a->gpus, b->gpus)) what = "GPUs", x = a->gpus, y = b->gpus;
+    if (!what) {
+        if (diff && n) *diff = '\0';
+        return 0;
+    }
+    if (diff && n)
+        snprintf(diff, n, "%s '%.150s' here, '%.150s' in the baseline", what, *x ? x : "unknown",
+                 *y ? y : "unknown");
+    return 1;
+}
+
+/* ---- the comparison ------------------------------------------------------------------------ */
+
+const char *oq_bench_match_name(oq_bench_match m)
+{
+    static const char *const names[] = {"ok", "regressed", "untimed", "new", "missing"};
+    return (unsigned)m < sizeof names / sizeof *names ? names[m] : "unknown";
+}
+
+/* The first baseline row of that identity not matched yet (used[i]), or -1. */
+static long find(const oq_bench_baseline *b, const unsigned char *used, const char *key)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->rows[i].ort && !used[i] && !strcmp(b->rows[i].key, key)) return (long)i;
+    return -1;
+}
+
+/* A matched row: per limit old, new and their ratio; regressed when a ratio is above
+ * 1 + pct/100; untimed when a statistic is missing (or 0) on either side. */
+static void judge(oq_bench_row_ratio *e, const oq_bench_row *r, const base_row *old, const oq_bench_limits *lim)
+{
+    e->match = OQ_BENCH_MATCH_OK;
+    for (size_t k = 0; k < lim->n; k++) {
+        e->old_ms[k] = old->stat[stat_index(lim->limit[k].stat)];
+        e->new_ms[k] = r->n_samples ? stat_value(&r->stats, lim->limit[k].stat) : NAN;
+        if (!(e->old_ms[k] > 0) || !isfinite(e->new_ms[k])) {
+            e->match = OQ_BENCH_MATCH_UNTIMED;
+            continue;
+        }
+        e->ratio[k] = e->new_ms[k] / e->old_ms[k];
+        if (e->ratio[k] > 1 + lim->limit[k].pct / 100 && e->match == OQ_BENCH_MATCH_OK)
+            e->match = OQ_BENCH_MATCH_REGRESSED;
+    }
+}
+
+static void count(oq_bench_comparison *c, oq_bench_match m)
+{
+    size_t *n[] = {&c->compared, &c->regressed, &c->untimed, &c->added, &c->missing};
+    (*n[m])++;
+    c->compared += m == OQ_BENCH_MATCH_REGRESSED;
+}
+
+static oq_bench_row_ratio *entry(oq_bench_comparison *c, const char *key, size_t row)
+{
+    oq_bench_row_ratio *e = &c->entries[c->n++];
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->row = row;
+    for (int k = 0; k < OQ_BENCH_MAX_LIMITS; k++) e->old_ms[k] = e->new_ms[k] = e->ratio[k] = NAN;
+    return e;
+}
+
+static void compare_rows(oq_bench_comparison *c, const oq_bench_rows *rows, const oq_bench_baseline *b,
+                         unsigned char *used)
+{
+    for (size_t i = 0; i < rows->n; i++) {
+        const oq_bench_row *r = &rows->rows[i];
+        if (!oq_config_uses_ort(&r->variant)) continue;
+        char key[512];
+        oq_bench_row_key(r, key, sizeof key);
+        oq_bench_row_ratio *e = entry(c, key, i);
+        long old = find(b, used, key);
+        if (old >= 0) {
+            used[old] = 1;
+            judge(e, r, &b->rows[old], &c->limits);
+        } else {
+            e->match = OQ_BENCH_MATCH_NEW;
+        }
+        count(c, e->match);
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (b->rows[i].ort && !used[i]) {
+            entry(c, b->rows[i].key, (size_t)-1)->match = OQ_BENCH_MATCH_MISSING;
+            count(c, OQ_BENCH_MATCH_MISSING);
+        }
+}
+
+oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
+                           const char *host_diff, oq_err *err)
+{
+    OQ_NEED(err, rows);
+    OQ_NEED(err, b);
+    OQ_NEED(err, limits);
+    if (!limits->n || limits->n > OQ_BENCH_MAX_LIMITS)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_compare: %zu limits (want 1 to %d)", limits->n,
+                          OQ_BENCH_MAX_LIMITS);
+    for (size_t k = 0; k < limits->n; k++)
+        if (!limits->limit[k].stat || stat_index(limits->limit[k].stat) < 0)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_compare: limit %zu: unknown statistic", k);
+    oq_bench_comparison *c = calloc(1, sizeof *c);
+    unsigned char *used = calloc(b->n + 1, 1);
+    if (c) c->entries = calloc(rows->n + b->n + 1, sizeof *c->entries);
+    if (!c || !c->entries || !used) {
+        oq_bench_comparison_free(c);
+        free(used);
+        return oq_err_set(err, OQ_ERR_NOMEM, "comparison with %s: out of memory", b->file);
+    }
+    snprintf(c->file, sizeof c->file, "%s", b->file);
+    memcpy(c->sha256, b->sha256, sizeof c->sha256);
+    snprintf(c->schema, sizeof c->schema, "%s", b->schema);
+    c->limits = *limits;
+    c->any_host = host_diff && *host_diff;
+    snprintf(c->host_diff, sizeof c->host_diff, "%s", host_diff ? host_diff : "");
+    compare_rows(c, rows, b, used);
+    free(used);
+    oq_bench_comparison_free(rows->baseline);
+    rows->baseline = c;
+    return OQ_OK;
+}
+
+void oq_bench_comparison_free(oq_bench_comparison *c)
+{
+    if (!c) return;
+    free(c->entries);
+    free(c);
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# bench --baseline: a run compared with an earlier run's summary.json fails (exit 1, the row
+# named) when a row is slower than --max-slowdown allows; a baseline that matches nothing is not
+# green; a baseline that is not a bench summary, or from another machine, is refused (exit 2,
+# nothing written) unless --baseline-any-host; the comparison is in stdout, summary.json, the
+# CSV and report.html.
+set -u
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+PY=/usr/bin/python3
+Q="$ORTQUAL"
+B=(bench --variants cpu:attention24:fp32 --seq-lens 64 --modes masked --num-heads 2 --head-dim 8 --iters 20
+   --warmup 2 --threads 1 --quiet)
+
+expect 0 "wrote" "$Q" "${B[@]}" --outdir "$T/r1"
+# the same case again: compared, within a generous limit (this machine is shared: noise)
+expect 0 "1 compared, 0 regressed, 0 untimed, 0 new, 0 missing; limits p50=1000%" \
+    "$Q" "${B[@]}" --outdir "$T/r2" --baseline "$T/r1/summary.json" --max-slowdown p50=1000%
+
+# a doctored baseline: its p50 halved, so this run is ~2x slower than it says: exit 1, the row named
+$PY - "$T/r2/summary.json" "$T/half.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for r in s["results"]:
+    r["stats_ms"]["p50"] /= 2
+json.dump(s, open(sys.argv[2], "w"))
+PYEOF
+"$Q" "${B[@]}" --outdir "$T/r3" --baseline "$T/half.json" >"$T/r3.log" 2>&1
+rc=$?
+[ $rc = 1 ] && ok "halved baseline: exit 1" || bad "halved baseline: exit $rc: $(cat "$T/r3.log")"
+grep -qE "^regressed +[0-9.e-]+ +[0-9.e-]+ +x[0-9.]+  cpu:attention24:fp32 batch=1 seq_len=64 masked" "$T/r3.log" &&
+    ok "stdout: the row regressed, old, new, ratio" || bad "stdout: $(cat "$T/r3.log")"
+grep -q "failed: 1 row regressed against the baseline .*half.json (the first, cpu:attention24:fp32 batch=1 seq_len=64 .*p50 .* > x1.100)" \
+    "$T/r3.log" && ok "stderr: failed, the row named" || bad "stderr: $(cat "$T/r3.log")"
+$PY - "$T/r3" "$T/half.json" <<'PYEOF' && ok "summary.json, CSV and report: the comparison" || bad "r3's files"
+import csv, hashlib, json, sys
+d, half = sys.argv[1:]
+s = json.load(open(d + "/summary.json"))
+assert (s["verdict"], s["exit_status"]) == ("failed", 1), s["verdict"]
+b = s["baseline"]
+assert b["file"] == half and b["sha256"] == hashlib.sha256(open(half, "rb").read()).hexdigest(), b
+assert b["max_slowdown_pct"] == {"p50": 10.0}, b["max_slowdown_pct"]  # the default limit
+assert (b["compared"], b["regressed"], b["new"], b["missing"], b["untimed"]) == (1, 1, 0, 0, 0), b
+row = b["rows"][0]
+assert row["match"] == "regressed" and row["result"] == 0, row
+p = row["stats"]["p50"]
+assert p["new_ms"] == s["results"][0]["stats_ms"]["p50"] and p["ratio"] > 1.1 and p["max_ratio"] == 1.1, p
+rows = list(csv.DictReader(open(d + "/summary.csv")))
+assert rows[0]["baseline"] == "regressed" and rows[0]["baseline_ratios"].startswith("p50="), rows[0]
+page = open(d + "/report.html").read()
+assert 'id="baseline"' in page and "regressed" in page and "half.json" in page, "no baseline in the page"
+PYEOF
+
+# nothing matched (another thread count): not green, whatever --allow-skip
+expect 1 "untested: no row was compared with the baseline" \
+    "$Q" "${B[@]}" --threads 2 --outdir "$T/r4" --baseline "$T/r1/summary.json" --allow-skip
+grep -q '"new": 1' "$T/r4/summary.json" && grep -q '"missing": 1' "$T/r4/summary.json" &&
+    ok "r4: the new and the missing row counted" || bad "r4: $(grep -A12 '"baseline"' "$T/r4/summary.json")"
+expect 1 "^missing .*seq_len=64 .*threads=1" "$Q" "${B[@]}" --threads 2 --outdir "$T/r5" \
+    --baseline "$T/r1/summary.json"
+
+# refusals: exit 2, one line, nothing written
+one_line 2 "^ortqual bench: --max-slowdown needs --baseline" "$Q" "${B[@]}" --outdir "$T/x1" --max-slowdown p50=5
+one_line 2 "^ortqual bench: --max-slowdown: slowdown limit 'p42=5': unknown statistic" \
+    "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json" --max-slowdown p42=5
+one_line 2 "^ortqual bench: --baseline: .*r1/summary.csv:1: not valid JSON" \
+    "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.csv"
+echo '{"schema": "ortqual.validate/3", "results": []}' >"$T/validate.json"
+one_line 2 "^ortqual bench: --baseline: .*validate.json: not a bench summary \(schema 'ortqual.validate/3'" \
+    "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/validate.json"
+$PY - "$T/r1/summary.json" "$T/other.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["system"]["evidence"]["host"]["cpu_model"] = "Another CPU 9000"
+json.dump(s, open(sys.argv[2], "w"))
+PYEOF
+one_line 2 "^ortqual bench: --baseline .*other.json: another machine: CPU model '.*' here, 'Another CPU 9000' in the baseline" \
+    "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/other.json"
+[ ! -e "$T/x1" ] && ok "refusals wrote nothing" || bad "refusals left $T/x1"
+expect 0 "baseline from another machine \(CPU model .*Another CPU 9000.*\): compared anyway" \
+    "$Q" "${B[@]}" --outdir "$T/x2" --baseline "$T/other.json" --baseline-any-host --max-slowdown p50=1000%
+grep -q '"any_host": true' "$T/x2/summary.json" && grep -q '"host_difference": "CPU model' "$T/x2/summary.json" &&
+    ok "x2: any_host in the summary" || bad "x2: $(grep -A8 '"baseline"' "$T/x2/summary.json")"
+report

@@ -1,0 +1,279 @@
+/* bench against a baseline: limits, a row's identity, the matching of rows with an earlier
+ * summary's, and the verdict it gives (a regressed row fails, a faster one passes, nothing
+ * compared is not green, rows of one side only are listed). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bench/bench-impl.h"
+#include "ortqual/bench.h"
+
+#include "testutil.h"
+
+/* An ONNX Runtime row, timed, p50 = p90 = ... = ms. */
+static void make_row(oq_bench_row *r, int64_t seq_len, int threads, double ms)
+{
+    oq_err e = OQ_ERR_INIT;
+    memset(r, 0, sizeof *r);
+    assert_int_equal(oq_bench_variant_parse("cpu:attention24:fp32", &r->variant, &e), OQ_OK);
+    r->status = OQ_BENCH_OK;
+    r->batch = 1;
+    r->seq_len = seq_len;
+    r->masked = 1;
+    r->static_shapes = 0;
+    r->io = OQ_IO_HOST;
+    r->heads = r->kv_heads = 2;
+    r->head_dim = 8;
+    r->threads = threads;
+    r->n_samples = 5;
+    r->max_abs_err = 1e-7;
+    r->stats.p50 = r->stats.p90 = r->stats.p95 = r->stats.p99 = r->stats.p999 = r->stats.max = r->stats.mean = ms;
+}
+
+/* A summary.json row as bench writes it (the fields of the identity and stats_ms). */
+static void json_row(FILE *f, const char *variant, int64_t seq_len, int threads, double ms, int last)
+{
+    fprintf(f,
+            "{\"variant\":\"%s\",\"status\":\"ok\",\"batch\":1,\"seq_len\":%lld,\"masked\":true,"
+            "\"shapes\":\"dynamic\",\"io_binding\":\"host\",\"heads\":2,\"kv_heads\":2,\"head_dim\":8,"
+            "\"threads\":%d,\"inter_op_threads\":0,\"samples_ms\":[%g],\"stats_ms\":{\"mean\":%g,\"p50\":%g,"
+            "\"p90\":%g,\"p95\":%g,\"p99\":%g,\"p99.9\":%g,\"max\":%g}}%s",
+            variant, (long long)seq_len, threads, ms, ms, ms, ms, ms, ms, ms, ms, last ? "" : ",");
+}
+
+/* An earlier run: seq_len 16 at 1 ms, 32 at 2 ms, 64 at 1 ms (threads 1), and the reference. */
+static char *write_baseline(const char *dir, const char *schema)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schema\":\"%s\",\"system\":{\"ort_version\":\"1.23.0\",\"evidence\":{\"host\":"
+               "{\"cpu_model\":\"Test CPU\",\"cpus\":2},\"gpu\":{\"gpus\":[]}}},\"results\":[", schema);
+    json_row(f, "cpu:attention24:fp32", 16, 1, 1.0, 0);
+    json_row(f, "cpu:attention24:fp32", 32, 1, 2.0, 0);
+    json_row(f, "cpu:attention24:fp32", 64, 1, 1.0, 0);
+    json_row(f, "ref:sdpa:fp64", 16, 1, 9.0, 1);
+    fprintf(f, "]}\n");
+    fclose(f);
+    return path;
+}
+
+typedef struct fixture {
+    char *dir;
+    oq_bench_baseline *b;
+    oq_bench_limits lim;
+    oq_bench_opts o;
+    oq_bench_row r[3];
+    oq_bench_rows rows;
+} fixture;
+
+static void fixture_open(fixture *x, size_t n_rows)
+{
+    oq_err e = OQ_ERR_INIT;
+    memset(x, 0, sizeof *x);
+    x->dir = temp_dir("baseline");
+    assert_int_equal(oq_bench_baseline_read(write_baseline(x->dir, "ortqual.bench/2"), &x->b, &e), OQ_OK);
+    assert_int_equal(oq_bench_limits_parse("p50=10%", &x->lim, &e), OQ_OK);
+    oq_bench_opts_default(&x->o);
+    x->rows.n = n_rows;
+    x->rows.rows = x->r;
+}
+
+static void fixture_close(fixture *x)
+{
+    oq_bench_comparison_free(x->rows.baseline);
+    oq_bench_baseline_free(x->b);
+    remove_dir(x->dir);
+}
+
+static void test_limits_parse(void **state)
+{
+    (void)state;
+    oq_bench_limits l;
+    oq_err e = OQ_ERR_INIT;
+    assert_int_equal(oq_bench_limits_parse("p50=10%,p99.9=25,mean=0", &l, &e), OQ_OK);
+    assert_int_equal(l.n, 3);
+    assert_string_equal(l.limit[1].stat, "p99.9");
+    assert_true(l.limit[1].pct == 25 && l.limit[2].pct == 0);
+    const char *bad[] = {"p42=5", "p50=-1", "p50", "p50=10%,p50=20", "p50=x", "p50=10%%", "p50=nan", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(oq_bench_limits_parse(bad[i], &l, &e), OQ_ERR_INVALID_ARG);
+        assert_non_null(strstr(e.msg, "slowdown limit"));
+    }
+}
+
+/* The identity: the same shape on another thread count is another row. */
+static void test_row_key(void **state)
+{
+    (void)state;
+    oq_bench_row a, b;
+    char ka[512], kb[512];
+    make_row(&a, 16, 1, 1.0);
+    make_row(&b, 16, 2, 1.0);
+    oq_bench_row_key(&a, ka, sizeof ka);
+    oq_bench_row_key(&b, kb, sizeof kb);
+    assert_string_equal(ka, "cpu:attention24:fp32 batch=1 seq_len=16 masked dynamic io=host h=2/2 d=8 threads=1 "
+                            "inter_op=0");
+    assert_string_not_equal(ka, kb);
+}
+
+static void test_faster_row_passes_and_missing_listed(void **state)
+{
+    (void)state;
+    fixture x;
+    oq_err e = OQ_ERR_INIT;
+    fixture_open(&x, 2);
+    make_row(&x.r[0], 16, 1, 0.5);  /* twice as fast */
+    make_row(&x.r[1], 32, 1, 2.19); /* 1.095 x: within 10% */
+    assert_int_equal(oq_bench_compare(&x.rows, x.b, &x.lim, NULL, &e), OQ_OK);
+    const oq_bench_comparison *c = x.rows.baseline;
+    assert_int_equal(c->compared, 2);
+    assert_int_equal(c->regressed, 0);
+    assert_int_equal(c->missing, 1); /* seq_len 64; the reference's row is not under test */
+    assert_int_equal(c->n, 3);
+    assert_int_equal(c->entries[2].match, OQ_BENCH_MATCH_MISSING);
+    assert_non_null(strstr(c->entries[2].key, "seq_len=64"));
+    assert_true(c->entries[2].row == (size_t)-1);
+    assert_true(fabs(c->entries[0].ratio[0] - 0.5) < 1e-12);
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "passed");
+    assert_int_equal(v.exit_status, 0);
+    assert_non_null(strstr(v.reason, "2 compared with the baseline"));
+    fixture_close(&x);
+}
+
+static void test_regressed_row_fails(void **state)
+{
+    (void)state;
+    fixture x;
+    oq_err e = OQ_ERR_INIT;
+    fixture_open(&x, 2);
+    make_row(&x.r[0], 16, 1, 1.0);
+    make_row(&x.r[1], 32, 1, 2.21); /* 1.105 x: over 10% */
+    assert_int_equal(oq_bench_compare(&x.rows, x.b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->regressed, 1);
+    assert_int_equal(x.rows.baseline->entries[1].match, OQ_BENCH_MATCH_REGRESSED);
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "failed");
+    assert_int_equal(v.exit_status, 1);
+    assert_non_null(strstr(v.reason, "1 row regressed against the baseline"));
+    assert_non_null(strstr(v.reason, "seq_len=32"));
+    /* a looser limit on that statistic lets it pass */
+    assert_int_equal(oq_bench_limits_parse("p50=20", &x.lim, &e), OQ_OK);
+    assert_int_equal(oq_bench_compare(&x.rows, x.b, &x.lim, NULL, &e), OQ_OK);
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "passed");
+    fixture_close(&x);
+}
+
+/* Rows that all miss the baseline (another thread count): nothing compared is not green,
+ * --allow-skip or not; the rows are listed as new. */
+static void test_nothing_matched_is_not_green(void **state)
+{
+    (void)state;
+    fixture x;
+    oq_err e = OQ_ERR_INIT;
+    fixture_open(&x, 2);
+    make_row(&x.r[0], 16, 4, 0.1);
+    make_row(&x.r[1], 32, 4, 0.1);
+    assert_int_equal(oq_bench_compare(&x.rows, x.b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->compared, 0);
+    assert_int_equal(x.rows.baseline->added, 2);
+    assert_int_equal(x.rows.baseline->missing, 3);
+    assert_int_equal(x.rows.baseline->entries[0].match, OQ_BENCH_MATCH_NEW);
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "untested");
+    assert_int_equal(v.exit_status, 1);
+    assert_non_null(strstr(v.reason, "no row was compared with the baseline"));
+    x.o.allow_skip = 1;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_int_equal(v.exit_status, 1);
+    /* nothing ran at all, with --allow-skip: still not green when a baseline was given */
+    x.r[0].status = x.r[1].status = OQ_BENCH_SKIPPED;
+    x.r[0].n_samples = x.r[1].n_samples = 0;
+    x.r[0].max_abs_err = x.r[1].max_abs_err = NAN;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "untested");
+    assert_int_equal(v.exit_status, 1);
+    fixture_close(&x);
+}
+
+/* A row that did not run here matches but is not compared (untimed); a failed row keeps
+ * today's meaning over the baseline. */
+static void test_untimed_and_failed_rows(void **state)
+{
+    (void)state;
+    fixture x;
+    oq_err e = OQ_ERR_INIT;
+    fixture_open(&x, 2);
+    make_row(&x.r[0], 16, 1, 1.0);
+    make_row(&x.r[1], 32, 1, 2.0);
+    x.r[1].status = OQ_BENCH_OOM;
+    x.r[1].n_samples = 0;
+    assert_int_equal(oq_bench_compare(&x.rows, x.b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->untimed, 1);
+    assert_int_equal(x.rows.baseline->compared, 1);
+    x.r[0].status = OQ_BENCH_FAILED;
+    snprintf(x.r[0].error, sizeof x.r[0].error, "over tolerance");
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "failed");
+    assert_non_null(strstr(v.reason, "over tolerance"));
+    fixture_close(&x);
+}
+
+static void test_baseline_refused(void **state)
+{
+    (void)state;
+    oq_err e = OQ_ERR_INIT;
+    oq_bench_baseline *b = NULL;
+    char *dir = temp_dir("baseline");
+    char *path = write_baseline(dir, "ortqual.validate/3");
+    assert_int_equal(oq_bench_baseline_read(path, &b, &e), OQ_ERR_FORMAT);
+    assert_null(b);
+    assert_non_null(strstr(e.msg, path));
+    assert_non_null(strstr(e.msg, "not a bench summary"));
+    path = write_baseline(dir, "ortqual.bench/1"); /* the schema before the verdict: read */
+    assert_int_equal(oq_bench_baseline_read(path, &b, &e), OQ_OK);
+    oq_bench_machine here = {0}, there;
+    oq_bench_baseline_machine(b, &there);
+    assert_string_equal(there.cpu_model, "Test CPU");
+    here = there;
+    char diff[512];
+    assert_int_equal(oq_bench_machine_differs(&here, &there, diff, sizeof diff), 0);
+    snprintf(here.ort_version, sizeof here.ort_version, "1.24.0");
+    assert_int_equal(oq_bench_machine_differs(&here, &there, diff, sizeof diff), 1);
+    assert_string_equal(diff, "ONNX Runtime version '1.24.0' here, '1.23.0' in the baseline");
+    oq_bench_baseline_free(b);
+    FILE *f = fopen(path, "w");
+    fputs("{\"schema\":\"ortqual.bench/2\",\"results\":[{\"variant\":\"cpu:attention24:fp32\"}]}", f);
+    fclose(f);
+    assert_int_equal(oq_bench_baseline_read(path, &b, &e), OQ_ERR_FORMAT);
+    assert_non_null(strstr(e.msg, "results[0]"));
+    remove_dir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_limits_parse),
+        cmocka_unit_test(test_row_key),
+        cmocka_unit_test(test_faster_row_passes_and_missing_listed),
+        cmocka_unit_test(test_regressed_row_fails),
+        cmocka_unit_test(test_nothing_matched_is_not_green),
+        cmocka_unit_test(test_untimed_and_failed_rows),
+        cmocka_unit_test(test_baseline_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
