@@ -262,11 +262,12 @@ typedef struct oq_bench_opts {
      * shape of `input_shapes`, or generated with the model's shape, its named dimensions
      * taken from `dims`, the sweep's point, or another input's shape (a named
      * dimension has one value across inputs). Generated (seeded): floats uniform in
-     * [-1, 1), integers uniform in [int_lo, int_hi], booleans true, except inputs
-     * that look like a key-padding mask (name containing "mask", rank 2 [batch,
-     * length]): a valid prefix per row (lengths from length_policy and
-     * mask_fraction, as the attention sweep's masks) then zeros. Any other input
-     * named like a mask is all ones. */
+     * [-1, 1), integers uniform in [int_lo, int_hi], booleans true, except the
+     * key-padding mask (rank 2 [batch, length]: the input the model's mask contract
+     * names, whatever its name; without a contract, one whose name contains "mask"):
+     * a valid prefix per row (lengths from length_policy and mask_fraction, as the
+     * attention sweep's masks) then zeros. Without a contract, any other input named
+     * like a mask is all ones. */
     const char *model_path;
     const char *model_ep;        /* the EP the model runs on: NULL or "cpu", "cuda", a plugin */
     const char *inputs_path;     /* .npz, or NULL */

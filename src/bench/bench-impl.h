@@ -101,30 +101,32 @@ typedef struct oq_bench_point {
     oq_bench_dimval dims[OQ_BENCH_MAX_DIMS];
     size_t n_inputs;
     oq_bench_input_info *inputs; /* model input order; owned */
+    int mask; /* the mask input [B, L] (oq_bench_resolve_point's rule), -1: none */
 } oq_bench_point;
 
 /* Points of the sweep: the product of the sweeps' value counts (1 without). */
 size_t oq_bench_point_count(const oq_bench_opts *o);
 /* Point p for the model inputs `ins` (inspect.h): the npz tensors (NULL: none) as they are,
  * then --shape, then the model's shapes with named dimensions from --dim, the sweep and the
- * shapes already bound. OQ_ERR_INVALID_ARG names the option, input, axis or dimension. */
+ * shapes already bound. The mask is the [B, L] input `contract` names (the model's mask
+ * contract, as validate takes it: whatever its name, and no other input is one), else without
+ * a contract (NULL) the first [B, L] input whose name contains "mask" (any case).
+ * OQ_ERR_INVALID_ARG names the option, input, axis or dimension. */
 oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
-                                 size_t p, oq_bench_point *out, oq_err *err);
+                                 const char *contract, size_t p, oq_bench_point *out, oq_err *err);
 void oq_bench_point_clear(oq_bench_point *p);
 /* An --expected tensor for model output `out` must have the shape the model gives it at
  * point p: its rank, fixed sizes and named dimensions the inputs bound (open axes are not
  * checked). OQ_ERR_INVALID_ARG names `path`, the member and both shapes. */
 oq_status oq_bench_check_expected_shape(const oq_io_info *out, const oq_bench_point *p, const oq_tensor *t,
                                         const char *path, oq_err *err);
-/* The name contains "mask" (any case). */
-int oq_bench_named_mask(const char *name);
 
 /* The inputs of point p (model order, named): the npz's tensors copied, the rest generated, a
  * mask in polarity `pol` (the model's contract's where it has one, else o->mask_polarity). */
 oq_status oq_bench_make_inputs(const oq_bench_opts *o, oq_mask_polarity pol, const oq_npz *npz, const oq_bench_point *p,
                                oq_tensor ***out, oq_err *err);
-/* Valid elements: the non-zero entries of the first [B, L] input named like a mask (*masked:
- * some are zero); -1 without such an input. */
+/* Valid elements: the valid entries of the point's mask input (*masked: some are padding); -1
+ * without a mask. */
 int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, oq_mask_polarity pol, int *masked);
 /* Now, ISO 8601 UTC to the second ("2026-12-06T06:00:00Z"): a sweep's start and end. */
 void oq_bench_utc_now(char buf[32]);

@@ -112,15 +112,11 @@ oq_status oq_bench_make_inputs(const oq_bench_opts *o, oq_mask_polarity pol, con
     return OQ_OK;
 }
 
-/* The first mask-like input ([B, L], named like a mask) gives the valid elements. */
 int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, oq_mask_polarity pol, int *masked)
 {
     *masked = 0;
-    for (size_t i = 0; i < p->n_inputs; i++) {
-        if (!oq_bench_named_mask(p->inputs[i].name) || p->inputs[i].ndim != 2) continue;
-        int64_t v = valid_count(in[i], pol);
-        *masked = v < oq_tensor_numel(in[i]);
-        return v;
-    }
-    return -1;
+    if (p->mask < 0) return -1;
+    int64_t v = valid_count(in[p->mask], pol);
+    *masked = v < oq_tensor_numel(in[p->mask]);
+    return v;
 }

@@ -33,6 +33,8 @@ typedef struct model_sweep {
     const char *mask_input; /* points[0]'s */
     int64_t batch, seq, *lengths;
     oq_mask_polarity polarity; /* the mask's: the model's contract's, else the options' (as validate's) */
+    int has_contract;          /* the model's mask contract names its mask input: */
+    char contract[256];
 } model_sweep;
 
 typedef struct sweep_ctx_model {
@@ -262,8 +264,7 @@ static oq_status check_polarity(const oq_bench_opts *o, const oq_bench_point *p,
     if (o->mask_polarity != OQ_MASK_POLARITY_KEEP && o->mask_polarity != OQ_MASK_POLARITY_PAD)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
     if (o->mask_polarity == OQ_MASK_POLARITY_KEEP && !(o->given & OQ_BENCH_GIVEN_MASK_POLARITY)) return OQ_OK;
-    for (size_t i = 0; i < p->n_inputs; i++)
-        if (oq_bench_named_mask(p->inputs[i].name) && p->inputs[i].ndim == 2) return OQ_OK;
+    if (p->mask >= 0) return OQ_OK;
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s: no input of the model is a mask (named like one, of "
                       "rank 2 [batch, length]), so it would be ignored", oq_mask_polarity_name(o->mask_polarity));
 }
@@ -323,8 +324,7 @@ static const char *seq_dim(const oq_bench_opts *o, const oq_model_info *mi, cons
     const char *d = o->seq_dim;
     for (size_t i = o->n_sweeps; !d && i-- > 0;)
         if (!batch || strcmp(o->sweeps[i].name, batch)) d = o->sweeps[i].name;
-    for (size_t i = 0; !d && i < mi->n_inputs; i++)
-        if (mi->inputs[i].rank == 2 && oq_bench_named_mask(mi->inputs[i].name)) d = axis_name(&mi->inputs[i], 1);
+    if (!d && p->mask >= 0) d = axis_name(&mi->inputs[p->mask], 1);
     if (!d) d = denoted(mi, "DATA_TIME");
     for (size_t k = 0; !d && k < sizeof seq_names / sizeof *seq_names; k++)
         if (point_dim(p, seq_names[k])) d = seq_names[k];
@@ -366,18 +366,17 @@ static oq_status read_model(const char *path, model_sweep *m, oq_err *err)
     return st;
 }
 
-/* The polarity of the model's mask: a contract in its metadata (ortqual convert's) says it, as
- * validate reads it (one rule: oq_contract_polarity_adopt), and a polarity given otherwise is
- * refused; without a contract, the options'. */
+/* The model's mask and its polarity: a contract in its metadata (ortqual convert's) names the
+ * mask input and says its polarity, as validate reads them (one rule: oq_contract_polarity_adopt),
+ * and a polarity given otherwise is refused; without a contract, the options'. */
 static oq_status contract_polarity(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
-    int has = 0, given = (o->given & OQ_BENCH_GIVEN_MASK_POLARITY) || o->mask_polarity != OQ_MASK_POLARITY_KEEP;
-    char input[256];
+    int given = (o->given & OQ_BENCH_GIVEN_MASK_POLARITY) || o->mask_polarity != OQ_MASK_POLARITY_KEEP;
     oq_mask_polarity recorded;
     m->polarity = o->mask_polarity;
-    oq_status st = oq_convert_contract_of(m->file.bytes, m->file.n, o->model_path, &has, input, sizeof input, &recorded,
-                                          err);
-    if (!st && has) st = oq_contract_polarity_adopt(o->model_path, recorded, given, &m->polarity, err);
+    oq_status st = oq_convert_contract_of(m->file.bytes, m->file.n, o->model_path, &m->has_contract, m->contract,
+                                          sizeof m->contract, &recorded, err);
+    if (!st && m->has_contract) st = oq_contract_polarity_adopt(o->model_path, recorded, given, &m->polarity, err);
     return st;
 }
 
@@ -389,22 +388,13 @@ static oq_status output_axes(const oq_bench_opts *o, const model_sweep *m, const
     return oq_output_mask_axes(&r, want->name, want->ndim, want->shape, a, err);
 }
 
-/* The one mask-like input of the point ([B, L], named like a mask: the rows' valid_tokens read
- * it), else -1. */
-static int mask_index(const oq_bench_point *p)
-{
-    for (size_t i = 0; i < p->n_inputs; i++)
-        if (oq_bench_named_mask(p->inputs[i].name) && p->inputs[i].ndim == 2) return (int)i;
-    return -1;
-}
-
 /* With expected outputs, every output's mask axes told and the mask's lengths read before any
  * session, as validate does: padding never enters the errors. An output whose axes cannot be
  * told, or a mask that breaks the contract where an output has its axes, is refused. */
 static oq_status expected_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
     const oq_bench_point *p = &m->points[0];
-    int k = mask_index(p);
+    int k = p->mask;
     m->mask_input = k >= 0 ? p->inputs[k].name : NULL;
     oq_status st = oq_seq_axes_check_model(o->model_path, m->mi, m->mask_input, o->seq_axes, o->n_seq_axes, err);
     if (st || k < 0) return st;
@@ -449,7 +439,8 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st && !(m->points = calloc(m->n_points ? m->n_points : 1, sizeof *m->points)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t p = 0; !st && p < m->n_points; p++) {
-        st = oq_bench_resolve_point(m->mi->inputs, m->mi->n_inputs, m->inputs, o, p, &m->points[p], err);
+        st = oq_bench_resolve_point(m->mi->inputs, m->mi->n_inputs, m->inputs, o, m->has_contract ? m->contract : NULL,
+                                    p, &m->points[p], err);
         for (size_t i = 0; !st && i < m->points[p].n_inputs; i++)
             st = check_int_range(o, &m->points[p].inputs[i], err);
     }

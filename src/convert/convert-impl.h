@@ -221,9 +221,13 @@ int64_t cv_head_size(cv_model *m, const Onnx__NodeProto *n, int64_t *q_heads, co
 oq_status cv_pass_attention_dtype(cv_ctx *c, cv_model *m, int32_t dtype, int emulate, oq_err *err);
 oq_status cv_pass_lower(cv_ctx *c, cv_model *m, oq_err *err);
 oq_status cv_pass_decompose_elu(cv_ctx *c, cv_model *m, oq_err *err);
+/* The newest opset ONNX Runtime 1.29 runs ("official support ... is till opset 26"): convert's
+ * check runs the output on it, and opset.c's table holds the changes up to it. */
+#define CV_OPSET_MAX 26
+
 /* Check that every default-domain operator keeps its meaning from the model's opset to
- * `target`: 1, with a refused "opset" step naming the first node that does not (or the
- * lowering, or a raise past the changes opset.c knows), counted in c->r->refused; else 0. */
+ * `target` (at most CV_OPSET_MAX): 1, with a refused "opset" step naming the first node that
+ * does not (or the lowering), counted in c->r->refused; else 0. */
 int cv_opset_check(cv_ctx *c, cv_model *m, int64_t target);
 
 /* ---- the check ----------------------------------------------------------------------- */

@@ -18,10 +18,6 @@
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
 
-/* The newest opset ONNX Runtime 1.29 runs ("official support ... is till opset 26"): convert's
- * check runs the output on it. */
-#define CV_OPSET_MAX 26
-
 void oq_convert_opts_default(oq_convert_opts *o)
 {
     if (!o) return;

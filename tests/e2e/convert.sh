@@ -34,6 +34,18 @@ for case in tx_encoder:23:2:0 decoder_lm:18:1:1 mlpf_like:18:2:0 mlpf_like:23:2:
     if structure "$out" "$n" "$causal"; then ok "$fx opset $op: $n Attention-24 node(s), no attn_mask"; else bad "$fx opset $op structure"; fi
 done
 
+# opset 26 (ONNX 1.21: BitCast and CumProd added, no operator changed) is checked like the
+# others: raised to, the output runs on ORT 1.29 and matches PyTorch's outputs; the table reaches
+# it, so a raise over an operator that changed meaning before it is refused naming that one
+out="$T/tx_encoder_26.onnx"
+expect 0 "opset +rewritten +ai.onnx opset 18 -> 26" $ORTQUAL convert "$F/tx_encoder/tx_encoder_op18.onnx" -o "$out" \
+    --flash --opset 26 --inputs "$F/tx_encoder/inputs_000.npz" --expected "$F/tx_encoder/outputs_000.npz"
+$ORTQUAL inspect --json "$out" | $PY -c 'import json, sys; assert json.load(sys.stdin)["opsets"][0]["version"] == 26' &&
+    ok "tx_encoder raised to opset 26 and checked" || bad "tx_encoder at opset 26: $(ls -l "$out" 2>&1)"
+$PY "$OQ_SOURCE_DIR/tests/e2e/lib/set_opset.py" "$F/tx_encoder/tx_encoder_op18.onnx" "$T/tx12.onnx" 12
+expect 1 "opset +refused +node_sym_size_int_6: cannot raise ai.onnx opset 12 to 26: Squeeze changed meaning in opset 13" \
+    $ORTQUAL convert "$T/tx12.onnx" --plan --flash --opset 26
+
 # heads of 12 (mlpf_like) are zero-padded to 16, the multiple of 8 ORT's CUDA flash attention needs,
 # by default with an attention dtype; --no-pad-head-size keeps them; heads of 8 (tx_encoder) stay
 expect 0 "pad-head-size +rewritten +attention: head size 12 -> 16 \(from Q's shape\): Q, K, V zero-padded" \

@@ -15,6 +15,8 @@
 
 #include "bench/bench-impl.h"
 #include "core/core-impl.h"
+#include "onnx.pb-c.h"
+#include "ortqual/convert.h"
 #include "ortqual/fileio.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
@@ -125,7 +127,7 @@ static void test_named_dims_bind_across_inputs(void **state)
     oq_bench_opts o = opts_with(2, sh, 0, NULL, 1, &sw);
     assert_int_equal(oq_bench_point_count(&o), 2);
     oq_bench_point p;
-    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, 1, &p, &err), OQ_OK);
+    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, NULL, 1, &p, &err), OQ_OK);
     assert_int_equal(p.n_inputs, 3);
     assert_int_equal(p.inputs[0].shape[1], 16);
     assert_string_equal(p.inputs[0].source, "shape");
@@ -156,7 +158,7 @@ static void test_sweeps_first_slowest(void **state)
     oq_bench_point p;
     const int64_t want[6][2] = {{1, 3}, {1, 4}, {1, 5}, {2, 3}, {2, 4}, {2, 5}};
     for (size_t k = 0; k < 6; k++) {
-        assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, k, &p, &err), OQ_OK);
+        assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, NULL, k, &p, &err), OQ_OK);
         assert_int_equal(dim_of(&p, "batch"), want[k][0]);
         assert_int_equal(dim_of(&p, "seq"), want[k][1]);
         assert_int_equal(p.inputs[2].shape[1], 7);
@@ -169,7 +171,7 @@ static void expect_error(const oq_bench_opts *o, const oq_npz *npz, const char *
 {
     oq_bench_point p;
     oq_err err = {0};
-    assert_int_equal(oq_bench_resolve_point(ins, 3, npz, o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_resolve_point(ins, 3, npz, o, NULL, 0, &p, &err), OQ_ERR_INVALID_ARG);
     if (!strstr(err.msg, want)) fail_msg("error '%s' lacks '%s'", err.msg, want);
     assert_null(p.inputs);
 }
@@ -229,7 +231,7 @@ static void test_npz_inputs_as_they_are(void **state)
     assert_int_equal(oq_bench_shape_parse("ids=3,9", &sh, &err), OQ_OK);
     oq_bench_opts o = opts_with(1, &sh, 0, NULL, 0, NULL);
     oq_bench_point p;
-    assert_int_equal(oq_bench_resolve_point(ins, 3, &z, &o, 0, &p, &err), OQ_OK);
+    assert_int_equal(oq_bench_resolve_point(ins, 3, &z, &o, NULL, 0, &p, &err), OQ_OK);
     assert_string_equal(p.inputs[0].source, "npz");
     assert_int_equal(p.inputs[1].shape[0], 3);
     assert_int_equal(p.inputs[1].shape[1], 5);
@@ -263,7 +265,7 @@ static void test_empty_and_ungeneratable_inputs(void **state)
     oq_bench_opts o = opts_with(0, NULL, 0, NULL, 0, NULL);
     static char *zero_dims[] = {"0", "4"}, *n_dims[] = {"n"}, *neg_dims[] = {"-3"};
     const oq_io_info zero[] = {{"x", OQ_DTYPE_FLOAT32, 2, zero_dims}};
-    assert_int_equal(oq_bench_resolve_point(zero, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_resolve_point(zero, 1, NULL, &o, NULL, 0, &p, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "input 'x' (the model's shape) is empty (axis 0 is 0), as every input"));
     assert_null(p.inputs);
 
@@ -278,20 +280,20 @@ static void test_empty_and_ungeneratable_inputs(void **state)
     oq_bench_dim d;
     assert_int_equal(oq_bench_dim_parse("n=3", &d, &err), OQ_OK);
     o = opts_with(0, NULL, 1, &d, 0, NULL);
-    assert_int_equal(oq_bench_resolve_point(two, 2, &z1, &o, 0, &p, &err), OQ_OK);
+    assert_int_equal(oq_bench_resolve_point(two, 2, &z1, &o, NULL, 0, &p, &err), OQ_OK);
     oq_bench_point_clear(&p);
     o = opts_with(0, NULL, 0, NULL, 0, NULL);
-    assert_int_equal(oq_bench_resolve_point(two, 2, &z2, &o, 0, &p, &err), OQ_OK);
+    assert_int_equal(oq_bench_resolve_point(two, 2, &z2, &o, NULL, 0, &p, &err), OQ_OK);
     oq_bench_point_clear(&p);
     full->shape[0] = 0; /* both empty now */
-    assert_int_equal(oq_bench_resolve_point(two, 2, &z2, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_resolve_point(two, 2, &z2, &o, NULL, 0, &p, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "input 'past' (from e.npz) is empty (axis 0 is 0), as every input"));
     oq_tensor_free(empty);
     oq_tensor_free(full);
 
     const oq_io_info str[] = {{"s", 8 /* onnx string */, 1, n_dims}};
     o = opts_with(0, NULL, 1, &d, 0, NULL);
-    assert_int_equal(oq_bench_resolve_point(str, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_resolve_point(str, 1, NULL, &o, NULL, 0, &p, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "input 's' is string: bench cannot generate it"));
     assert_string_equal(oq_elem_type_name(8), "string");
     assert_string_equal(oq_elem_type_name(1), "float32");
@@ -303,12 +305,12 @@ static void test_empty_and_ungeneratable_inputs(void **state)
     static char *bs_dims[] = {"batch", "seq", "17"};
     const oq_io_info feats[] = {{"features", OQ_DTYPE_FLOAT32, 3, bs_dims}};
     o = opts_with(0, NULL, 2, big, 0, NULL);
-    assert_int_equal(oq_bench_resolve_point(feats, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_resolve_point(feats, 1, NULL, &o, NULL, 0, &p, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "input 'features' [4,4611686018427387904,17] float32: its size overflows"));
 
     const oq_io_info neg[] = {{"x", OQ_DTYPE_FLOAT32, 1, neg_dims}};
     o = opts_with(0, NULL, 0, NULL, 0, NULL);
-    assert_int_equal(oq_bench_resolve_point(neg, 1, NULL, &o, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_resolve_point(neg, 1, NULL, &o, NULL, 0, &p, &err), OQ_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "input 'x' [-3], axis 0: unnamed dimension: give opts.input_shapes x="));
 }
 
@@ -327,7 +329,7 @@ static void test_generated_inputs(void **state)
     o.int_lo = 3;
     o.int_hi = 7;
     oq_bench_point p;
-    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, 0, &p, &err), OQ_OK);
+    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, NULL, 0, &p, &err), OQ_OK);
     oq_tensor **a = NULL, **b = NULL;
     assert_int_equal(oq_bench_make_inputs(&o, o.mask_polarity, NULL, &p, &a, &err), OQ_OK);
     assert_int_equal(oq_bench_make_inputs(&o, o.mask_polarity, NULL, &p, &b, &err), OQ_OK);
@@ -687,6 +689,80 @@ static oq_bench_rows *sweep_typed(const char *path, const char *sweep, const cha
     return rows;
 }
 
+/* x float [B, L], keep int64 [B, L] and mask_pos float [B, P], each passed through; with
+ * `contract`, the model's mask contract (convert's metadata) names keep as its mask. */
+static void write_contract_model(const char *path, int contract)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("B"), OQ_DIM_SYM("L")}, bp[] = {OQ_DIM_SYM("B"), OQ_DIM_SYM("P")};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 2, bl);
+    oq_graph_add_input(g, "keep", OQ_DTYPE_INT64, 2, bl);
+    oq_graph_add_input(g, "mask_pos", OQ_DTYPE_FLOAT32, 2, bp);
+    const char *in[] = {"x", "keep", "mask_pos"}, *out[] = {"y", "k", "mp"};
+    const oq_dtype t[] = {OQ_DTYPE_FLOAT32, OQ_DTYPE_INT64, OQ_DTYPE_FLOAT32};
+    for (int i = 0; i < 3; i++)
+        oq_graph_add_output(g, oq_graph_op(g, "Identity", 1, &in[i], 0, NULL), out[i], t[i], 2, i < 2 ? bl : bp);
+    uint8_t *buf;
+    size_t n;
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, NULL), OQ_OK);
+    oq_graph_free(g);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    free(buf);
+    Onnx__StringStringEntryProto e = ONNX__STRING_STRING_ENTRY_PROTO__INIT, *ep = &e;
+    e.key = (char *)OQ_CONVERT_CONTRACT_KEY;
+    e.value = (char *)"{\"input\": \"keep\", \"contract\": \"valid_prefix\", \"nodes\": []}";
+    m->n_metadata_props = contract ? 1 : 0;
+    m->metadata_props = contract ? &ep : NULL;
+    n = onnx__model_proto__get_packed_size(m);
+    buf = malloc(n);
+    onnx__model_proto__pack(m, buf);
+    m->n_metadata_props = 0;
+    m->metadata_props = NULL;
+    onnx__model_proto__free_unpacked(m, NULL);
+    assert_int_equal(oq_write_file_atomic(path, buf, n, 1, NULL), OQ_OK);
+    free(buf);
+}
+
+/* The mask input is the one the model's mask contract names, as validate takes it: "keep" is
+ * generated as the mask (its valid prefixes counted, its length the row's), and "mask_pos",
+ * named like a mask, is data. Without a contract the name still decides. */
+static void test_mask_by_contract(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bench_contract");
+    char path[512];
+    snprintf(path, sizeof path, "%s/c.onnx", dir);
+    oq_err err = {0};
+    oq_bench_dim d[3];
+    assert_int_equal(oq_bench_dim_parse_one("B=3", &d[0], &err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse_one("L=8", &d[1], &err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse_one("P=5", &d[2], &err), OQ_OK);
+    for (int contract = 1; contract >= 0; contract--) {
+        write_contract_model(path, contract);
+        oq_bench_opts o = opts_with(0, NULL, 3, d, 0, NULL);
+        o.model_path = path;
+        o.iters = 1;
+        o.warmup = 0;
+        o.threads = 1;
+        o.mem_sample_us = 0;
+        o.mask_fraction = 0.5;
+        oq_bench_rows *rows = NULL;
+        if (oq_bench_sweep(rt, &o, NULL, NULL, &rows, &err) != OQ_OK) fail_msg("%s", err.msg);
+        const oq_bench_row *r = &rows->rows[0];
+        assert_int_equal(r->status, OQ_BENCH_OK);
+        assert_string_equal(r->inputs[1].name, "keep");
+        assert_string_equal(r->inputs[1].fill, contract ? "mask" : "integers");
+        assert_string_equal(r->inputs[2].name, "mask_pos");
+        assert_string_equal(r->inputs[2].fill, contract ? "uniform" : "mask");
+        assert_int_equal(r->seq_len, contract ? 8 : 5);
+        assert_true(r->masked && r->valid_tokens > 0 && r->valid_tokens < 3 * (contract ? 8 : 5));
+        oq_bench_rows_free(rows);
+    }
+    remove_dir(dir);
+}
+
 /* torch names unnamed dynamic axes s0, s1: a sweep of the first input's axis 0 is a batch sweep,
  * the length the mask's axis 1 (it was "seq_len" = the batch size, seq_dim the batch's). Every
  * output type ORT returns is read and timed (int64, bool, bfloat16, int32 were "unsupported"). */
@@ -790,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_vmhwm_is_the_rows_peak),
         cmocka_unit_test(test_refusal_by_the_dims_run),
         cmocka_unit_test(test_batch_axis_of_any_name),
+        cmocka_unit_test(test_mask_by_contract),
         cmocka_unit_test(test_integer_outputs_expected),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -600,9 +600,10 @@ static void test_opset_changed_operator(void **state)
     assert_non_null(strstr(err.msg, "lowering it to 17 is not supported"));
     assert_int_equal(r->refused, 1);
     oq_convert_report_free(r);
-    o.opset = 26; /* past the changes opset.c knows */
+    o.opset = 26; /* the table read up to 26: the change of 21 is what refuses it */
     assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err.msg, "changes convert knows end at opset 25"));
+    assert_non_null(strstr(err.msg, "cannot raise ai.onnx opset 18 to 26: GroupNormalization changed meaning in "
+                                    "opset 21"));
     oq_convert_report_free(r);
     o.opset = 27; /* ORT 1.29 runs up to 26 */
     assert_int_equal(oq_convert_plan_bytes(buf, len, "gn.onnx", &o, &r, &err), OQ_ERR_INVALID_ARG);
@@ -622,6 +623,58 @@ static void relu_model(int64_t opset, uint8_t **buf, size_t *len)
     oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 1, d);
     assert_int_equal(oq_graph_serialize(g, buf, len, NULL), OQ_OK);
     oq_graph_free(g);
+}
+
+/* Opset 26 (ONNX 1.21) added BitCast and CumProd and changed no operator: a raise to 26 is
+ * checked like the others, so a model of older operators is raised and its check runs on ORT
+ * 1.29, and a default-domain node named like one of the new operators (no ONNX operator before
+ * 26) is refused naming the node. */
+static void test_opset_26(void **state)
+{
+    (void)state;
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.opset = 26;
+    oq_convert_report *r;
+    oq_err err = {0};
+    uint8_t *buf;
+    size_t len;
+    for (int64_t from = 18; from <= 25; from += 7) {
+        relu_model(from, &buf, &len);
+        if (oq_convert_plan_bytes(buf, len, "relu.onnx", &o, &r, &err)) fail_msg("opset %lld: %s", (long long)from,
+                                                                                 err.msg);
+        assert_int_equal(r->opset_out, 26);
+        assert_int_equal(r->refused, 0);
+        char want[64];
+        snprintf(want, sizeof want, "ai.onnx opset %lld -> 26", (long long)from);
+        assert_string_equal(find_step(r, "opset", "rewritten")->detail, want);
+        oq_convert_report_free(r);
+        free(buf);
+    }
+    static const char *const added[] = {"BitCast", "CumProd"};
+    for (size_t k = 0; k < 2; k++) {
+        oq_opset ops[] = {{"", 25}};
+        oq_graph *g;
+        assert_int_equal(oq_graph_create(ops, 1, "new", &g, NULL), OQ_OK);
+        oq_dim d[] = {OQ_DIM(2)}, d0[] = {OQ_DIM(1)};
+        oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 1, d);
+        oq_graph_add_input(g, "axis", OQ_DTYPE_INT64, 1, d0);
+        oq_attr to[] = {OQ_ATTR_I("to", OQ_DTYPE_INT32)};
+        const char *y = k ? oq_graph_op(g, added[k], 2, (const char *[]){"x", "axis"}, 0, NULL)
+                          : oq_graph_op(g, added[k], 1, (const char *[]){"x"}, 1, to);
+        oq_graph_add_output(g, y, "y", k ? OQ_DTYPE_FLOAT32 : OQ_DTYPE_INT32, 1, d);
+        assert_int_equal(oq_graph_serialize(g, &buf, &len, NULL), OQ_OK);
+        oq_graph_free(g);
+        assert_int_equal(oq_convert_plan_bytes(buf, len, "new.onnx", &o, &r, &err), OQ_ERR_UNSUPPORTED);
+        char want[128];
+        snprintf(want, sizeof want, "cannot raise ai.onnx opset 25 to 26: %s changed meaning in opset 26 (new: ",
+                 added[k]);
+        assert_non_null(strstr(err.msg, want));
+        assert_int_equal(r->refused, 1);
+        assert_string_equal(find_step(r, "opset", "refused")->node, added[k]);
+        oq_convert_report_free(r);
+        free(buf);
+    }
 }
 
 /* --flash asks for at least opset 24: a model at 25 or 26 (ORT 1.29 runs both) keeps its own,
@@ -1304,6 +1357,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opts_flash),
         cmocka_unit_test(test_flash_keeps_newer_opset),
+        cmocka_unit_test(test_opset_26),
         cmocka_unit_test(test_freeze),
         cmocka_unit_test(test_tx_encoder),
         cmocka_unit_test(test_mlpf_like),
