@@ -1,7 +1,7 @@
 /* Helpers shared by the unit tests (a header, so the test glob does not build it alone).
  * Include after <cmocka.h>. For the shared ORT runtime fixture, define
  * TESTUTIL_RUNTIME_FIXTURE before including: it declares `rt` and group_setup/teardown;
- * TESTUTIL_VALIDATE adds validation helpers. */
+ * TESTUTIL_GRAPH and TESTUTIL_VALIDATE add model and validation helpers. */
 #ifndef ORTQUAL_TESTS_TESTUTIL_H
 #define ORTQUAL_TESTS_TESTUTIL_H
 
@@ -124,6 +124,28 @@ static int group_teardown(void **state)
     (void)state;
     oq_runtime_free(rt);
     return 0;
+}
+#endif
+
+#ifdef TESTUTIL_GRAPH
+#include "ortqual/graph.h"
+
+/* An Attention-24 model whose sizes are all names, q, k, v [batch,2,seq,4] and a float mask m
+ * [batch,1,seq,mlen], written to path: ORT refuses it when fed a mask longer than the keys. */
+static inline void write_symbolic_attention24(const char *path)
+{
+    oq_opset ops[] = {{"", 24}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
+    const oq_dim qd[] = {OQ_DIM_SYM("batch"), OQ_DIM(2), OQ_DIM_SYM("seq"), OQ_DIM(4)},
+                 md[] = {OQ_DIM_SYM("batch"), OQ_DIM(1), OQ_DIM_SYM("seq"), OQ_DIM_SYM("mlen")};
+    const char *in[] = {"q", "k", "v", "m"}, *out[] = {"y"};
+    for (int i = 0; i < 3; i++) oq_graph_add_input(g, in[i], OQ_DTYPE_FLOAT32, 4, qd);
+    oq_graph_add_input(g, "m", OQ_DTYPE_FLOAT32, 4, md);
+    oq_graph_add_node(g, "Attention", NULL, "attn0", 4, in, 1, out, 0, NULL);
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 4, qd);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
 }
 #endif
 
