@@ -24,6 +24,7 @@
 #include "ortqual/npz.h"
 #include "ortqual/proc.h"
 
+#define TESTUTIL_GRAPH
 #define TESTUTIL_RUNTIME_FIXTURE
 #include "testutil.h"
 
@@ -606,18 +607,7 @@ static void test_refusal_by_the_dims_run(void **state)
     char *dir = temp_dir("bench_refusal");
     char path[512];
     snprintf(path, sizeof path, "%s/symbolic.onnx", dir);
-    oq_opset ops[] = {{"", 24}};
-    oq_graph *g;
-    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
-    const oq_dim qd[] = {OQ_DIM_SYM("batch"), OQ_DIM(2), OQ_DIM_SYM("seq"), OQ_DIM(4)},
-                 md[] = {OQ_DIM_SYM("batch"), OQ_DIM(1), OQ_DIM_SYM("seq"), OQ_DIM_SYM("mlen")};
-    const char *in[] = {"q", "k", "v", "m"}, *out[] = {"y"};
-    for (int i = 0; i < 3; i++) oq_graph_add_input(g, in[i], OQ_DTYPE_FLOAT32, 4, qd);
-    oq_graph_add_input(g, "m", OQ_DTYPE_FLOAT32, 4, md);
-    oq_graph_add_node(g, "Attention", NULL, "attn0", 4, in, 1, out, 0, NULL);
-    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 4, qd);
-    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
-    oq_graph_free(g);
+    write_symbolic_attention24(path);
     oq_err err = {0};
     oq_bench_dim d[3];
     assert_int_equal(oq_bench_dim_parse_one("batch=2", &d[0], &err), OQ_OK);

@@ -33,6 +33,15 @@ static oq_model_info *inspect_graph(oq_graph *g)
     return mi;
 }
 
+/* The encoder of weights w exported in format f (float32, the mask its own), inspected. */
+static oq_model_info *inspect_encoder(const oq_encoder_weights *w, oq_attn_format f)
+{
+    oq_encoder_export x = {f, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
+    oq_graph *g;
+    assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
+    return inspect_graph(g);
+}
+
 static int64_t op_count(const oq_model_info *mi, const char *domain, const char *op)
 {
     for (size_t i = 0; i < mi->n_ops; i++)
@@ -66,10 +75,7 @@ static void test_encoder_attention_nodes(void **state)
     oq_encoder_weights *w;
     assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
     for (int f = OQ_ATTN_DECOMPOSED; f <= OQ_ATTN_ATTENTION24; f++) {
-        oq_encoder_export x = {(oq_attn_format)f, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
-        oq_graph *g;
-        assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
-        oq_model_info *mi = inspect_graph(g);
+        oq_model_info *mi = inspect_encoder(w, (oq_attn_format)f);
         assert_int_equal(mi->ir_version, f == OQ_ATTN_DECOMPOSED ? 9 : f == OQ_ATTN_ATTENTION23 ? 11 : 12);
         assert_string_equal(mi->producer_name, "ortqual");
         assert_int_equal(mi->n_opsets, 1);
@@ -167,10 +173,7 @@ static void test_attention_heads(void **state)
     oq_encoder_weights *w;
     assert_int_equal(oq_encoder_weights_random(&c, 1, &w, NULL), OQ_OK);
     for (int f = OQ_ATTN_DECOMPOSED; f <= OQ_ATTN_ATTENTION24; f++) {
-        oq_encoder_export x = {(oq_attn_format)f, OQ_MASK_AUTO, OQ_DTYPE_FLOAT32, 0, 0};
-        oq_graph *g;
-        assert_int_equal(oq_export_encoder(w, &x, &g, NULL), OQ_OK);
-        oq_model_info *mi = inspect_graph(g);
+        oq_model_info *mi = inspect_encoder(w, (oq_attn_format)f);
         assert_int_equal(heads_of(mi), 2);
         char *json = oq_model_info_json(mi);
         assert_non_null(strstr(json, "\"heads\": 2"));
@@ -387,10 +390,15 @@ static uint8_t *wide_encoder_bytes(size_t *n)
     return buf;
 }
 
-/* A file's inspection does not read its weights (lean.c): the initializers above 64 KiB
- * keep their byte counts without data, the small ones (shape constants) their bytes, and
- * what inspection reports is what the whole model in memory gives. A truncated file still
- * fails as not a model. */
+/* buf's n bytes written to a fresh file named after the template `path`. */
+static void write_temp(char *path, const uint8_t *buf, size_t n)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, n), (ssize_t)n);
+    close(fd);
+}
+
 /* A model whose graph holds a node whose attribute holds a graph ... `ifs` times over (as If
  * nodes' then_branch do), with an ir_version: messages nested 1 + 3 ifs deep. Built outside in,
  * each level's length known from the levels inside it. */
@@ -443,10 +451,7 @@ static void test_nesting_bounded(void **state)
     free(buf);
     buf = nested_model(30000, &n); /* ~400 KB: the lean copy's path */
     char path[] = "/tmp/oq_test_deep_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, buf, n), (ssize_t)n);
-    close(fd);
+    write_temp(path, buf, n);
     assert_int_equal(oq_model_inspect_file(path, &mi, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, ": messages nested deeper than 100 levels"));
     assert_non_null(strstr(err.msg, path));
@@ -455,16 +460,17 @@ static void test_nesting_bounded(void **state)
     free(buf);
 }
 
+/* A file's inspection does not read its weights (lean.c): the initializers above 64 KiB
+ * keep their byte counts without data, the small ones (shape constants) their bytes, and
+ * what inspection reports is what the whole model in memory gives. A truncated file still
+ * fails as not a model. */
 static void test_file_without_weights(void **state)
 {
     (void)state;
     size_t n;
     uint8_t *buf = wide_encoder_bytes(&n);
     char path[] = "/tmp/oq_test_lean_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, buf, n), (ssize_t)n);
-    close(fd);
+    write_temp(path, buf, n);
 
     Onnx__ModelProto *m = NULL;
     oq_err err = {0};
@@ -522,10 +528,7 @@ static void test_file_shrunk_after_fstat(void **state)
     size_t n;
     uint8_t *buf = wide_encoder_bytes(&n);
     char path[] = "/tmp/oq_test_shrunk_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, buf, n), (ssize_t)n);
-    close(fd);
+    write_temp(path, buf, n);
 
     oq_model_info *mi = NULL, *whole = NULL;
     oq_err err = {0};
@@ -735,6 +738,21 @@ static void test_matcher_missing_inputs(void **state)
     }
 }
 
+/* The bytes of a model of graph g at ir_version ir that imports the default domain at opset
+ * (malloc'd, *n long): a graph built field by field in a test, as a file holds it. */
+static uint8_t *pack_model(Onnx__GraphProto *g, int64_t opset, int64_t ir, size_t *n)
+{
+    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[] = {&op};
+    op.domain = "", op.has_version = 1, op.version = opset;
+    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
+    m.has_ir_version = 1, m.ir_version = ir, m.graph = g, m.n_opset_import = 1, m.opset_import = ops;
+    *n = onnx__model_proto__get_packed_size(&m);
+    uint8_t *buf = malloc(*n);
+    assert_non_null(buf);
+    onnx__model_proto__pack(&m, buf);
+    return buf;
+}
+
 #define DIM_VALUE ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
 #define DIM_PARAM ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
 
@@ -780,14 +798,8 @@ static void test_declared_dims(void **state)
     reshape.op_type = "Reshape", reshape.n_input = 2, reshape.input = rin, reshape.n_output = 1, reshape.output = rout;
     Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
     g.name = "g", g.n_input = 2, g.input = in, g.n_node = 1, g.node = nodes;
-    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[] = {&op};
-    op.domain = "", op.has_version = 1, op.version = 17;
-    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
-    m.has_ir_version = 1, m.ir_version = 8, m.graph = &g, m.n_opset_import = 1, m.opset_import = ops;
-    size_t n = onnx__model_proto__get_packed_size(&m);
-    uint8_t *buf = malloc(n);
-    assert_non_null(buf);
-    onnx__model_proto__pack(&m, buf);
+    size_t n;
+    uint8_t *buf = pack_model(&g, 17, 8, &n);
     oq_model_info *mi = NULL;
     oq_err err = {0};
     if (oq_model_inspect_bytes(buf, n, "dims.onnx", &mi, &err)) fail_msg("%s", err.msg);
@@ -801,9 +813,7 @@ static void test_declared_dims(void **state)
     assert_string_equal(oq_dim_label(NULL), "?");
     oq_node_info *ni = NULL;
     size_t n_ni = 0;
-    buf = malloc(n);
-    assert_non_null(buf);
-    onnx__model_proto__pack(&m, buf);
+    buf = pack_model(&g, 17, 8, &n);
     if (oq_model_find_nodes_bytes(buf, n, "dims.onnx", NULL, "Reshape", &ni, &n_ni, &err)) fail_msg("%s", err.msg);
     free(buf);
     assert_int_equal(n_ni, 1);
@@ -848,14 +858,8 @@ static void test_heads_walk_bounded(void **state)
     node[N].n_output = 1, node[N].output = attn_out;
     Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
     g.name = "g", g.n_input = 1, g.input = vip, g.n_value_info = N, g.value_info = vip + 1, g.n_node = N + 1, g.node = np;
-    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[] = {&op};
-    op.domain = "", op.has_version = 1, op.version = 23;
-    Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
-    m.has_ir_version = 1, m.ir_version = 10, m.graph = &g, m.n_opset_import = 1, m.opset_import = ops;
-    size_t n = onnx__model_proto__get_packed_size(&m);
-    uint8_t *buf = malloc(n);
-    assert_non_null(buf);
-    onnx__model_proto__pack(&m, buf);
+    size_t n;
+    uint8_t *buf = pack_model(&g, 23, 10, &n);
     oq_model_info *mi = NULL;
     oq_err err = {0};
     alarm(20);

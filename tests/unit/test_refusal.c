@@ -107,16 +107,24 @@ static void attention_inputs(oq_tensor **in, const int64_t *mask_shape)
     memset(in[3]->data, 1, oq_tensor_nbytes(in[3]));
 }
 
+/* ORT's error for attention_model(opset, mask_dims, 1) fed a mask of mask_shape (Q, K, V S4),
+ * the model written to dir/file, its path in path. */
+static void mask_refused(int64_t opset, const oq_dim *mask_dims, const int64_t *mask_shape, const char *file,
+                         char *path, oq_err *e)
+{
+    oq_tensor *in[4];
+    attention_inputs(in, mask_shape);
+    refused(attention_model(opset, mask_dims, 1), file, 0, in, 4, path, e);
+}
+
 static void mask_query_broadcast(void **state)
 {
     (void)state;
     const oq_dim dm[] = {{0, "batch"}, {1, NULL}, {1, NULL}, {0, "seq"}};
     const int64_t sm[] = {2, 1, 1, 5};
-    oq_tensor *in[4];
-    attention_inputs(in, sm);
     char path[512];
     oq_err e = {0};
-    refused(attention_model(23, dm, 1), "bcast.onnx", 0, in, 4, path, &e);
+    mask_refused(23, dm, sm, "bcast.onnx", path, &e);
     oq_refusal r;
     explain(e.msg, path, NULL, 0, &r);
     assert_string_equal(r.id, "attn-mask-query-broadcast");
@@ -184,11 +192,9 @@ static void mask_total_length(void **state)
     (void)state;
     const oq_dim dm[] = {{0, "batch"}, {1, NULL}, {0, "seq"}, {0, "mask_len"}};
     const int64_t sm[] = {2, 1, 5, 3};
-    oq_tensor *in[4];
-    attention_inputs(in, sm);
     char path[512];
     oq_err e = {0};
-    refused(attention_model(24, dm, 1), "short.onnx", 0, in, 4, path, &e);
+    mask_refused(24, dm, sm, "short.onnx", path, &e);
     oq_refusal r;
     explain(e.msg, path, NULL, 0, &r);
     assert_string_equal(r.id, "attn-mask-total-length");
@@ -207,11 +213,9 @@ static void model_held(void **state)
     (void)state;
     const oq_dim dm[] = {{0, "batch"}, {1, NULL}, {0, "seq"}, {0, "mask_len"}};
     const int64_t sm[] = {2, 1, 5, 3};
-    oq_tensor *in[4];
-    attention_inputs(in, sm);
     char path[512];
     oq_err e = {0};
-    refused(attention_model(24, dm, 1), "held.onnx", 0, in, 4, path, &e);
+    mask_refused(24, dm, sm, "held.onnx", path, &e);
     unsigned char *buf;
     size_t n;
     assert_int_equal(oq_read_file(path, &buf, &n, NULL), OQ_OK);
@@ -319,12 +323,11 @@ static void mask_shapes_that_do_not_fit(void **state)
 static void explain_symbolic(int64_t opset, const int64_t *mask_shape, int fed, oq_refusal *r)
 {
     const oq_dim dm[] = {{0, "batch"}, {1, NULL}, {0, "mq"}, {0, "mlen"}};
-    oq_tensor *in[4];
-    attention_inputs(in, mask_shape);
     char path[512];
     oq_err e = {0};
-    refused(attention_model(opset, dm, 1), "symbolic.onnx", 0, in, 4, path, &e);
-    attention_inputs(in, mask_shape);
+    mask_refused(opset, dm, mask_shape, "symbolic.onnx", path, &e);
+    oq_tensor *in[4];
+    attention_inputs(in, mask_shape); /* the same again: the run freed those it fed */
     oq_refusal_facts f = {.message = e.msg, .model = path, .inputs = (const oq_tensor *const *)in,
                           .n_inputs = fed ? 4 : 0};
     assert_int_equal(oq_refusal_explain(&f, r, NULL), OQ_OK);

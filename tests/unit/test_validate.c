@@ -23,6 +23,7 @@
 #include "inspect/inputuse-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
+#define TESTUTIL_GRAPH
 #define TESTUTIL_VALIDATE
 #include "testutil.h"
 #include "validate/validate-impl.h"
@@ -750,22 +751,11 @@ static void any_signature(void **state)
     free(bad);
 }
 
-/* An Attention-24 model whose sizes are all names, q, k, v [batch,2,seq,4] and a float mask m
- * [batch,1,seq,mlen]; its inputs fed with mlen 7 over 5 keys, and a y for `expected`. */
+/* write_symbolic_attention24's model, and its inputs fed with mlen 7 over 5 keys, and a y for
+ * `expected`. */
 static void symbolic_mask_files(const char *model, const char *io)
 {
-    oq_opset ops[] = {{"", 24}};
-    oq_graph *g;
-    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
-    const oq_dim qd[] = {OQ_DIM_SYM("batch"), OQ_DIM(2), OQ_DIM_SYM("seq"), OQ_DIM(4)},
-                 md[] = {OQ_DIM_SYM("batch"), OQ_DIM(1), OQ_DIM_SYM("seq"), OQ_DIM_SYM("mlen")};
-    const char *in[] = {"q", "k", "v", "m"}, *out[] = {"y"};
-    for (int i = 0; i < 3; i++) oq_graph_add_input(g, in[i], OQ_DTYPE_FLOAT32, 4, qd);
-    oq_graph_add_input(g, "m", OQ_DTYPE_FLOAT32, 4, md);
-    oq_graph_add_node(g, "Attention", NULL, "attn0", 4, in, 1, out, 0, NULL);
-    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 4, qd);
-    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
-    oq_graph_free(g);
+    write_symbolic_attention24(model);
     const int64_t qs[] = {2, 2, 5, 4}, ms[] = {2, 1, 5, 7};
     oq_tensor *t[5] = {tensor_of("q", OQ_DTYPE_FLOAT32, 4, qs), tensor_of("k", OQ_DTYPE_FLOAT32, 4, qs),
                        tensor_of("v", OQ_DTYPE_FLOAT32, 4, qs), tensor_of("m", OQ_DTYPE_FLOAT32, 4, ms),
@@ -2284,6 +2274,15 @@ static void write_plan(const char *dir, oq_shard_plan *plan)
     free(desc);
 }
 
+/* A plan of two shards by batch, of the reference and a cuda configuration, written (write_plan). */
+static void write_two_config_plan(const char *dir, oq_shard_plan *plan)
+{
+    *plan = (oq_shard_plan){.count = 2, .by = OQ_SHARD_BY_BATCH, .prepared = "t", .host = "h"};
+    oq_strv_push(&plan->configs, &plan->n_configs, "ref:encoder:fp64");
+    oq_strv_push(&plan->configs, &plan->n_configs, "cuda:attention24:fp16:flash");
+    write_plan(dir, plan);
+}
+
 /* The merge of typed results: per-batch figures moved by index, dispatch records of one route
  * counted together, a route's failure in several shards listed and counted as MATH once (as
  * one run gives it: it was listed and counted per shard), advice
@@ -2293,10 +2292,8 @@ static void merge_sums_what_shards_measured(void **state)
 {
     (void)state;
     char *dir = temp_dir("merge"), shards[512];
-    oq_shard_plan plan = {.count = 2, .by = OQ_SHARD_BY_BATCH, .prepared = "t", .host = "h"};
-    oq_strv_push(&plan.configs, &plan.n_configs, "ref:encoder:fp64");
-    oq_strv_push(&plan.configs, &plan.n_configs, "cuda:attention24:fp16:flash");
-    write_plan(dir, &plan);
+    oq_shard_plan plan;
+    write_two_config_plan(dir, &plan);
     write_shard(dir, 0, &plan);
     write_shard(dir, 1, &plan);
     oq_config_result one;
@@ -2401,10 +2398,8 @@ static void merge_tells_routes_by_fields(void **state)
 {
     (void)state;
     char *dir = temp_dir("merge_routes"), path[600];
-    oq_shard_plan plan = {.count = 2, .by = OQ_SHARD_BY_BATCH, .prepared = "t", .host = "h"};
-    oq_strv_push(&plan.configs, &plan.n_configs, "ref:encoder:fp64");
-    oq_strv_push(&plan.configs, &plan.n_configs, "cuda:attention24:fp16:flash");
-    write_plan(dir, &plan);
+    oq_shard_plan plan;
+    write_two_config_plan(dir, &plan);
     const char *specs0[] = {"flash", "a (line 3)=flash", NULL}, *specs1[] = {"flash", "a (line 4)=flash", NULL};
     write_shard_routed(dir, 0, &plan,
                        "Operator=Attention Node=attn0 DataType=fp16 SdpaKernel=MATH\n"

@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,57 +204,24 @@ static void field_refused(void **state)
 /* Two processes, one folder: each forked child runs oq_validate_run, and every wait of the test
  * is bounded (poll, alarm), so a missing lock fails the test instead of hanging it (an earlier
  * version waited on pipes its own children held open, forever). */
-#define WAIT_MS 30000
 
-/* The first run, stopped at its first progress line (the lock held) until the parent says. */
-struct gate {
-    int ready, go; /* the child's ends */
-};
-
-static int readable(int fd, int ms)
+/* The first run, stopped at its first progress line (the lock held) until the parent writes to
+ * h->go[1]; h is left with the parent's ends open. */
+static pid_t first_run(const char *outdir, struct run_hold *h)
 {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    return poll(&p, 1, ms) == 1;
-}
-
-static void stop_once(void *ctx, const char *line)
-{
-    (void)line;
-    struct gate *g = ctx;
-    char c = 0;
-    if (g->ready < 0) return;
-    if (write(g->ready, "r", 1) != 1 || !readable(g->go, WAIT_MS) || read(g->go, &c, 1) != 1) _exit(3);
-    close(g->ready);
-    g->ready = -1;
-}
-
-static pid_t first_run(const char *outdir, int *ready, int *go)
-{
-    int r[2], g[2];
-    assert_int_equal(pipe(r), 0);
-    assert_int_equal(pipe(g), 0);
+    run_hold_open(h);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        alarm(2 * WAIT_MS / 1000);
-        close(r[0]);
-        close(g[1]);
-        struct gate gate = {r[1], g[0]};
-        oq_config cfg[2];
-        oq_validate_opts o;
-        validate_tiny_in_process(&o, cfg, outdir);
-        o.progress = stop_once;
-        o.progress_ctx = &gate;
-        oq_validate_summary *s = NULL;
-        oq_status st = oq_validate_run(&o, &s, NULL);
-        int ok = !st && s->verdict == OQ_RUN_PASSED;
-        oq_validate_summary_free(s);
-        _exit(ok ? 0 : 1);
+        alarm(2 * RUN_HOLD_MS / 1000);
+        close(h->ready[0]);
+        close(h->go[1]);
+        oq_status st;
+        _exit(validate_tiny_held(outdir, h, &st) ? 0 : 1);
     }
-    close(r[1]);
-    close(g[0]);
-    *ready = r[0];
-    *go = g[1];
+    close(h->ready[1]);
+    close(h->go[0]);
+    h->ready[1] = h->go[0] = -1;
     return pid;
 }
 
@@ -267,15 +233,11 @@ static pid_t second_run(const char *outdir, int *out)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        alarm(2 * WAIT_MS / 1000);
+        alarm(2 * RUN_HOLD_MS / 1000);
         close(p[0]);
-        oq_config cfg[2];
-        oq_validate_opts o;
-        validate_tiny_in_process(&o, cfg, outdir);
-        o.overwrite = 1; /* not refused as a full folder: refused as one in use */
         oq_validate_summary *s = NULL;
         oq_err err = OQ_ERR_INIT;
-        int st = oq_validate_run(&o, &s, &err);
+        int st = validate_tiny_again(outdir, &s, &err);
         oq_validate_summary_free(s);
         _exit(write(p[1], &st, sizeof st) == sizeof st && write(p[1], err.msg, strlen(err.msg) + 1) > 0 ? 0 : 1);
     }
@@ -284,11 +246,11 @@ static pid_t second_run(const char *outdir, int *out)
     return pid;
 }
 
-/* Its exit status, waited for at most WAIT_MS; -1 (and killed) when it did not end. */
+/* Its exit status, waited for at most RUN_HOLD_MS; -1 (and killed) when it did not end. */
 static int ended(pid_t pid)
 {
     int status = 0;
-    for (int ms = 0; ms < WAIT_MS; ms += 10) {
+    for (int ms = 0; ms < RUN_HOLD_MS; ms += 10) {
         if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
         usleep(10000);
     }
@@ -324,30 +286,29 @@ static void second_process_refused(void **state)
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     snprintf(lock, sizeof lock, "%s/" OQ_OUTDIR_LOCK, outdir);
     snprintf(inputs, sizeof inputs, "%s/inputs_000.npz", outdir);
-    int ready, go, out, st = -1;
-    pid_t first = first_run(outdir, &ready, &go);
-    char c;
-    int began = readable(ready, WAIT_MS) && read(ready, &c, 1) == 1; /* the first run holds the lock */
+    int out, st = -1;
+    struct run_hold hold;
+    pid_t first = first_run(outdir, &hold);
+    int began = run_hold_wait(&hold); /* the first run holds the lock */
     int locked = access(lock, F_OK) == 0;
     listing(outdir, before, sizeof before);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t second = began ? second_run(outdir, &out) : -1;
-    int answered = second > 0 && readable(out, WAIT_MS) && read(out, &st, sizeof st) == sizeof st;
+    int answered = second > 0 && fd_readable(out, RUN_HOLD_MS) && read(out, &st, sizeof st) == sizeof st;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ssize_t got = answered ? read(out, msg, sizeof msg - 1) : 0;
     msg[got > 0 ? got : 0] = 0;
     int second_rc = second > 0 ? ended(second) : -1;
     listing(outdir, after, sizeof after);
-    if (write(go, "g", 1) != 1) began = 0;
+    if (began && write(hold.go[1], "g", 1) != 1) began = 0; /* a first run that never began has no reader: SIGPIPE */
     int first_rc = ended(first);
-    close(ready);
-    close(go);
+    run_hold_close(&hold);
     if (second > 0) close(out);
 
     if (!began) fail_msg("the first run never reached its first progress line (exit %d)", first_rc);
     assert_true(locked);
-    if (!answered) fail_msg("the second run did not answer within %d ms (exit %d)", WAIT_MS, second_rc);
+    if (!answered) fail_msg("the second run did not answer within %d ms (exit %d)", RUN_HOLD_MS, second_rc);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     print_message("the second run answered after %.3f s\n", s);
     if (st != OQ_ERR_IO) fail_msg("the second run: status %d (%s), want OQ_ERR_IO", st, msg);

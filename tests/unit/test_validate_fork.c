@@ -23,30 +23,17 @@
 #include "ortqual/validate.h"
 #define TESTUTIL_VALIDATE
 #include "testutil.h"
-#include "validate/validate-impl.h" /* oq_remove_tree */
-
-static void small_run(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
-{
-    validate_two_configs(o, cfg, outdir);
-    o->events.num_events = 8;
-    o->events.batch_size = 8;
-    o->threads = 1;
-}
 
 /* The header's example: every worker forked, the run passed, the caller's environment as it was. */
 static void forked_without_tool(void **state)
 {
     (void)state;
     if (!oq_proc_single_threaded()) fail_msg("threads before the run: the last ORT environment's telemetry client?");
-    char *dir = temp_dir("vfork");
-    char outdir[512];
-    snprintf(outdir, sizeof outdir, "%s/out", dir);
-    oq_config cfg[2];
-    oq_validate_opts o;
-    small_run(&o, cfg, outdir);
+    struct tiny_run r;
+    tiny_run_init(&r, "vfork");
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
-    if (oq_validate_run(&o, &s, &err)) fail_msg("%s", err.msg);
+    if (oq_validate_run(&r.o, &s, &err)) fail_msg("%s", err.msg);
     for (size_t i = 0; i < s->n_configs; i++)
         if (!s->configs[i].worker.forked) fail_msg("%s: re-executed, not forked", s->configs[i].config.name);
     assert_int_equal(s->verdict, OQ_RUN_PASSED);
@@ -54,8 +41,7 @@ static void forked_without_tool(void **state)
     oq_validate_summary_free(s);
     assert_true(oq_proc_single_threaded());
     assert_null(getenv("ORT_DISABLE_TELEMETRY"));
-    oq_remove_tree(dir);
-    free(dir);
+    tiny_run_remove(&r);
 }
 
 /* The reference on another ORT library (a copy) cannot be forked beside this process's: with
@@ -66,27 +52,23 @@ static void refused_before_writing(void **state)
     (void)state;
     char tool[PATH_MAX];
     if (oq_validate_find_tool(tool, sizeof tool, NULL) == OQ_OK) skip(); /* a tool would run them */
-    char *dir = temp_dir("vfork");
-    char outdir[512], copy[512], cmd[1200];
-    snprintf(outdir, sizeof outdir, "%s/out", dir);
-    snprintf(copy, sizeof copy, "%s/copy.so", dir);
+    struct tiny_run r;
+    tiny_run_init(&r, "vfork");
+    char copy[512], cmd[1200];
+    snprintf(copy, sizeof copy, "%s/copy.so", r.dir);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", OQ_ORT_LIB, copy);
     assert_int_equal(system(cmd), 0);
-    oq_config cfg[2];
-    oq_validate_opts o;
-    small_run(&o, cfg, outdir);
-    o.reference_ort_lib = copy;
+    r.o.reference_ort_lib = copy;
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
-    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_validate_run(&r.o, &s, &err), OQ_ERR_INVALID_ARG);
     assert_null(s);
     if (!strstr(err.msg, "isolated workers cannot be forked from a process whose ORT library is not the "
                          "reference's (reference_ort_lib), and self_exe is NULL ("))
         fail_msg("%s", err.msg);
     assert_non_null(strstr(err.msg, "set self_exe to the ortqual tool"));
-    assert_int_equal(access(outdir, F_OK), -1);
-    oq_remove_tree(dir);
-    free(dir);
+    assert_int_equal(access(r.outdir, F_OK), -1);
+    tiny_run_remove(&r);
 }
 
 /* The caller's thread, started once the run's check has passed: idle until told. */

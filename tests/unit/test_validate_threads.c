@@ -32,36 +32,25 @@ static void *idle(void *arg)
     return NULL;
 }
 
-static void small_run(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
-{
-    validate_two_configs(o, cfg, outdir);
-    o->events.num_events = 8;
-    o->events.batch_size = 8;
-}
-
 /* The defaults (isolate on, self_exe NULL): refused before anything is written, naming both
  * ways out (it used to fail each worker with "oq_proc_run_watch: argv[0] is NULL"). */
 static void refused_without_self_exe(void **state)
 {
     (void)state;
     assert_false(oq_proc_single_threaded());
-    char *dir = temp_dir("vthreads");
-    char outdir[512];
-    snprintf(outdir, sizeof outdir, "%s/out", dir);
-    oq_config cfg[2];
-    oq_validate_opts o;
-    small_run(&o, cfg, outdir);
+    struct tiny_run r;
+    tiny_run_init(&r, "vthreads");
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
-    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_validate_run(&r.o, &s, &err), OQ_ERR_INVALID_ARG);
     assert_null(s);
     assert_non_null(strstr(err.msg, "other threads"));
     assert_non_null(strstr(err.msg, "set self_exe to the ortqual tool"));
     assert_non_null(strstr(err.msg, "isolate = 0"));
     /* linked in statically, the library looks for its tool under the configured prefix alone */
     assert_non_null(strstr(err.msg, "looked at "));
-    assert_int_equal(access(outdir, F_OK), -1);
-    remove_dir(dir);
+    assert_int_equal(access(r.outdir, F_OK), -1);
+    tiny_run_remove(&r);
 }
 
 /* A worker that must be re-executed (here: this process has threads) and no self_exe: the
@@ -88,28 +77,22 @@ static void spawn_names_self_exe(void **state)
 static void runs_with_self_exe(void **state)
 {
     (void)state;
-    char *dir = temp_dir("vthreads");
-    char outdir[512];
-    snprintf(outdir, sizeof outdir, "%s/out", dir);
-    oq_config cfg[2];
-    oq_validate_opts o;
-    small_run(&o, cfg, outdir);
-    o.self_exe = OQ_BINARY_DIR "/ortqual";
+    struct tiny_run r;
+    tiny_run_init(&r, "vthreads");
+    r.o.self_exe = OQ_BINARY_DIR "/ortqual";
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
-    assert_int_equal(oq_validate_run(&o, &s, &err), OQ_OK);
+    assert_int_equal(oq_validate_run(&r.o, &s, &err), OQ_OK);
     assert_int_equal(s->verdict, OQ_RUN_PASSED);
     for (size_t i = 0; i < s->n_configs; i++) assert_false(s->configs[i].worker.forked);
     oq_validate_summary_free(s);
-    oq_remove_tree(dir);
-    free(dir);
+    tiny_run_remove(&r);
 }
 
 /* A run held at its first progress line (the folder's lock taken) until the other thread says. */
 struct gate {
     struct run_hold hold;
-    oq_validate_opts o;
-    oq_config cfg[2];
+    const char *outdir;
     oq_status st;
     int passed;
 };
@@ -117,10 +100,7 @@ struct gate {
 static void *first_run(void *arg)
 {
     struct gate *g = arg;
-    oq_validate_summary *s = NULL;
-    g->st = oq_validate_run(&g->o, &s, NULL);
-    g->passed = !g->st && s->verdict == OQ_RUN_PASSED;
-    oq_validate_summary_free(s);
+    g->passed = validate_tiny_held(g->outdir, &g->hold, &g->st);
     return NULL;
 }
 
@@ -133,23 +113,18 @@ static void second_thread_refused(void **state)
     char *dir = temp_dir("vthreads");
     char outdir[512];
     snprintf(outdir, sizeof outdir, "%s/out", dir);
-    struct gate g;
-    assert_int_equal(pipe(g.hold.ready), 0);
-    assert_int_equal(pipe(g.hold.go), 0);
-    validate_tiny_in_process(&g.o, g.cfg, outdir);
-    g.o.progress = hold_first_line;
-    g.o.progress_ctx = &g.hold;
+    struct gate g = {.outdir = outdir};
+    run_hold_open(&g.hold);
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, first_run, &g), 0);
-    char c;
-    assert_int_equal(read(g.hold.ready[0], &c, 1), 1); /* the first run has begun */
-    oq_config cfg[2];
-    oq_validate_opts o;
-    validate_tiny_in_process(&o, cfg, outdir);
-    o.overwrite = 1; /* not refused as a full folder: refused as one in use */
+    if (!run_hold_wait(&g.hold)) { /* let a late run go on past its line, then end the test */
+        assert_int_equal(write(g.hold.go[1], "g", 1), 1);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        fail_msg("the first run never reached its first progress line (status %d)", (int)g.st);
+    }
     oq_validate_summary *s = NULL;
     oq_err err = OQ_ERR_INIT;
-    oq_status st = oq_validate_run(&o, &s, &err);
+    oq_status st = validate_tiny_again(outdir, &s, &err);
     assert_int_equal(write(g.hold.go[1], "g", 1), 1);
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(st, OQ_ERR_IO);
@@ -157,10 +132,7 @@ static void second_thread_refused(void **state)
     if (!strstr(err.msg, "in use by another ortqual run")) fail_msg("%s", err.msg);
     assert_int_equal(g.st, OQ_OK);
     assert_true(g.passed);
-    for (int i = 0; i < 2; i++) {
-        close(g.hold.ready[i]);
-        close(g.hold.go[i]);
-    }
+    run_hold_close(&g.hold);
     oq_remove_tree(dir);
     free(dir);
 }

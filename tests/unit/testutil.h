@@ -1,10 +1,12 @@
 /* Helpers shared by the unit tests (a header, so the test glob does not build it alone).
  * Include after <cmocka.h>. For the shared ORT runtime fixture, define
- * TESTUTIL_RUNTIME_FIXTURE before including: it declares `rt` and group_setup/teardown. */
+ * TESTUTIL_RUNTIME_FIXTURE before including: it declares `rt` and group_setup/teardown;
+ * TESTUTIL_GRAPH and TESTUTIL_VALIDATE add model and validation helpers. */
 #ifndef ORTQUAL_TESTS_TESTUTIL_H
 #define ORTQUAL_TESTS_TESTUTIL_H
 
 #include <dirent.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,20 +48,56 @@ static inline void remove_dir(char *dir)
     free(dir);
 }
 
-/* A run held at its first progress line (its folder's lock taken) until the test says: set the
- * run's progress to hold_first_line and its progress_ctx to a struct run_hold whose pipes are
- * open; read ready[0] to wait for the line, write go[1] to let the run go on. */
+/* Whether fd has something to read (or its writers are gone) within ms milliseconds. */
+static inline int fd_readable(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, ms) == 1;
+}
+
+/* A run held at its first progress line (its folder's lock taken) until the test says: open
+ * the pipes (run_hold_open), set the run's progress to hold_first_line and its progress_ctx to
+ * the struct run_hold; run_hold_wait waits for the line, a byte written to go[1] lets the run go
+ * on. Each wait is bounded by RUN_HOLD_MS, so a run that never gets there, or a test that never
+ * says, fails the test instead of hanging it. */
+#define RUN_HOLD_MS 30000
+
 struct run_hold {
     int ready[2], go[2];
 };
 
+static inline void run_hold_open(struct run_hold *h)
+{
+    assert_int_equal(pipe(h->ready), 0);
+    assert_int_equal(pipe(h->go), 0);
+}
+
+/* Whether the run reached its first line within RUN_HOLD_MS. */
+static inline int run_hold_wait(struct run_hold *h)
+{
+    char c;
+    return fd_readable(h->ready[0], RUN_HOLD_MS) && read(h->ready[0], &c, 1) == 1;
+}
+
+/* Closes the ends still open (-1: closed). */
+static inline void run_hold_close(struct run_hold *h)
+{
+    int *fd[] = {&h->ready[0], &h->ready[1], &h->go[0], &h->go[1]};
+    for (size_t i = 0; i < sizeof fd / sizeof *fd; i++)
+        if (*fd[i] >= 0) close(*fd[i]), *fd[i] = -1;
+}
+
+/* The progress callback: the run's process ends (status 3) when the test does not say in time. */
 static inline void hold_first_line(void *ctx, const char *line)
 {
     (void)line;
     struct run_hold *h = ctx;
     char c = 0;
     if (h->ready[1] < 0) return;
-    if (write(h->ready[1], "r", 1) != 1 || read(h->go[0], &c, 1) != 1) abort();
+    if (write(h->ready[1], "r", 1) != 1 || !fd_readable(h->go[0], RUN_HOLD_MS) || read(h->go[0], &c, 1) != 1) {
+        fprintf(stderr, "hold_first_line: no go within %d ms\n", RUN_HOLD_MS);
+        _exit(3);
+    }
     close(h->ready[1]);
     h->ready[1] = -1;
 }
@@ -89,8 +127,31 @@ static int group_teardown(void **state)
 }
 #endif
 
+#ifdef TESTUTIL_GRAPH
+#include "ortqual/graph.h"
+
+/* An Attention-24 model whose sizes are all names, q, k, v [batch,2,seq,4] and a float mask m
+ * [batch,1,seq,mlen], written to path: ORT refuses it when fed a mask longer than the keys. */
+static inline void write_symbolic_attention24(const char *path)
+{
+    oq_opset ops[] = {{"", 24}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
+    const oq_dim qd[] = {OQ_DIM_SYM("batch"), OQ_DIM(2), OQ_DIM_SYM("seq"), OQ_DIM(4)},
+                 md[] = {OQ_DIM_SYM("batch"), OQ_DIM(1), OQ_DIM_SYM("seq"), OQ_DIM_SYM("mlen")};
+    const char *in[] = {"q", "k", "v", "m"}, *out[] = {"y"};
+    for (int i = 0; i < 3; i++) oq_graph_add_input(g, in[i], OQ_DTYPE_FLOAT32, 4, qd);
+    oq_graph_add_input(g, "m", OQ_DTYPE_FLOAT32, 4, md);
+    oq_graph_add_node(g, "Attention", NULL, "attn0", 4, in, 1, out, 0, NULL);
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, 4, qd);
+    assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+}
+#endif
+
 #ifdef TESTUTIL_VALIDATE
 #include "ortqual/validate.h"
+#include "validate/validate-impl.h" /* oq_remove_tree */
 
 /* A validation of the demo encoder: the reference and cpu:attention24:fp32 (cfg holds them),
  * one call a batch, no plots, into outdir. */
@@ -123,16 +184,71 @@ static inline void validate_user_expected(oq_validate_opts *o, oq_config cfg[2],
     o->isolate = 0;
 }
 
-/* The same at its smallest, in this process: one batch of 4 events of at most 8 tokens, the
- * workers in-process, one thread. */
-static inline void validate_tiny_in_process(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
+/* validate_two_configs at its smallest: one batch of 4 events of at most 8 tokens, one thread,
+ * the workers isolated (forked, or re-executed where this process cannot fork them). */
+static inline void validate_tiny(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
 {
     validate_two_configs(o, cfg, outdir);
-    o->isolate = 0;
     o->threads = 1;
     o->events.num_events = 4;
     o->events.batch_size = 4;
     o->events.max_len = 8;
+}
+
+/* A tiny run's parts: a fresh folder (temp_dir(tag)), the run's outdir in it ("out", not made),
+ * its options and configurations (validate_tiny). The options point into the struct: never
+ * copied. tiny_run_remove removes the folder. */
+struct tiny_run {
+    char *dir, outdir[512];
+    oq_config cfg[2];
+    oq_validate_opts o;
+};
+
+static inline void tiny_run_init(struct tiny_run *r, const char *tag)
+{
+    r->dir = temp_dir(tag);
+    snprintf(r->outdir, sizeof r->outdir, "%s/out", r->dir);
+    validate_tiny(&r->o, r->cfg, r->outdir);
+}
+
+static inline void tiny_run_remove(struct tiny_run *r)
+{
+    oq_remove_tree(r->dir);
+    free(r->dir);
+}
+
+/* validate_tiny with the workers in this process. */
+static inline void validate_tiny_in_process(oq_validate_opts *o, oq_config cfg[2], const char *outdir)
+{
+    validate_tiny(o, cfg, outdir);
+    o->isolate = 0;
+}
+
+/* A tiny run into outdir held at its first progress line (its folder's lock taken) by h, as
+ * hold_first_line says: whether it passed, its status in *st. */
+static inline int validate_tiny_held(const char *outdir, struct run_hold *h, oq_status *st)
+{
+    oq_config cfg[2];
+    oq_validate_opts o;
+    validate_tiny_in_process(&o, cfg, outdir);
+    o.progress = hold_first_line;
+    o.progress_ctx = h;
+    oq_validate_summary *s = NULL;
+    *st = oq_validate_run(&o, &s, NULL);
+    int passed = !*st && s->verdict == OQ_RUN_PASSED;
+    oq_validate_summary_free(s);
+    return passed;
+}
+
+/* A second tiny run into outdir, over what is there: refused as a folder in use, not as a full
+ * one, while validate_tiny_held's run holds it. */
+static inline oq_status validate_tiny_again(const char *outdir, oq_validate_summary **s, oq_err *err)
+{
+    oq_config cfg[2];
+    oq_validate_opts o;
+    validate_tiny_in_process(&o, cfg, outdir);
+    o.overwrite = 1;
+    return oq_validate_run(&o, s, err);
 }
 #endif
 
