@@ -108,7 +108,7 @@ static void late_thread_refused_at_fork(void **state)
     snprintf(outdir, sizeof outdir, "%s/out", dir);
     oq_config cfg[2];
     oq_validate_opts o;
-    small_run(&o, cfg, outdir);
+    validate_tiny(&o, cfg, outdir);
     struct late_thread l = {0};
     assert_int_equal(pipe(l.wake), 0);
     o.on_prepare = start_late_thread;
