@@ -154,21 +154,24 @@ oq_status oq_shard_check_identity(const oq_validate_opts *o, const oq_shard_plan
 
 static void plan_path(const char *root, char *buf, size_t n) { snprintf(buf, n, "%s/shards/plan.json", root); }
 
-oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err)
+oq_status oq_shard_setup(const oq_validate_opts *o, int *replaced, oq_err *err)
 {
+    *replaced = 0;
     if (!o->shard.prepare) return OQ_OK;
     char path[4096];
     plan_path(o->outdir, path, sizeof path);
-    if (access(path, F_OK) == 0 && !o->overwrite)
+    int planned = access(path, F_OK) == 0;
+    if (planned && !o->overwrite)
         return oq_err_set(err, OQ_ERR_IO, "%s exists: these shards were prepared already (overwrite to prepare "
                                           "them again, which removes their results, or choose another output "
                                           "folder)", path);
     if (!o->overwrite) return OQ_OK;
-    /* --force: an earlier plan's shard results and merged summary must not outlive it */
+    /* --force: an earlier plan's shard results and merge must not outlive it: the merge's
+     * summary, page, table and figures first (it takes plan.json to tell them the tool's) */
+    oq_validate_merge_drop(o->outdir, NULL);
     snprintf(path, sizeof path, "%s/shards", o->outdir);
     oq_remove_tree(path);
-    snprintf(path, sizeof path, "%s/summary.json", o->outdir);
-    unlink(path);
+    *replaced = planned;
     return OQ_OK;
 }
 
@@ -238,8 +241,22 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
 
 typedef struct shard_batches {
     const oq_validate_opts *o;
+    const char *root; /* DIR, as this shard was given it */
     oq_validate_summary *s;
 } shard_batches;
+
+/* A prepared file as root/NAME, NAME the last part of the path the plan gives: the plan names it
+ * as the prepare step's --outdir did, relative to that step's own directory ("run/inputs_000.npz"),
+ * which a shard run elsewhere, or in a copy of DIR, would resolve to a file outside DIR. */
+static oq_status in_root(const char *root, char **path, oq_err *err)
+{
+    const char *slash = strrchr(*path, '/'), *name = slash ? slash + 1 : *path;
+    char *at = NULL;
+    if (asprintf(&at, "%s/%s", root, name) < 0) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    free(*path);
+    *path = at;
+    return OQ_OK;
+}
 
 /* A prepared file the shard reads: the one the plan names by its SHA-256. */
 static oq_status prepared_file(const shard_batches *sb, const char *path, const char *sha256, oq_err *err)
@@ -252,35 +269,44 @@ static oq_status prepared_file(const shard_batches *sb, const char *path, const 
     return OQ_OK;
 }
 
-/* One of this shard's batches: its files (inputs, and the saved outputs the `expected`
- * reference is) checked against the plan, then copied into s. */
+/* One of this shard's batches: its files in DIR (inputs, and the saved outputs the `expected`
+ * reference is) checked against the plan, then copied into s naming them there, where the
+ * workers read them. */
 static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
     shard_batches *sb = ctx;
-    oq_status st = prepared_file(sb, b->inputs, b->sha256, err);
     /* a plan prepared before the saved outputs were named by content cannot tell a swapped file */
-    if (!st && b->expected && !*b->expected_sha256)
+    if (b->expected && !*b->expected_sha256)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: the prepared plan does not name it by SHA-256 (prepared by an "
                                               "older ortqual): prepare the shards again (shard.prepare with overwrite)",
                           b->expected);
-    if (!st && b->expected) st = prepared_file(sb, b->expected, b->expected_sha256, err);
-    if (st) return st;
     oq_batch_info *mine = OQ_PUSH(sb->s->batches, sb->s->n_batches);
     if (!mine) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    return oq_batch_info_copy(mine, b, err);
+    oq_status st = oq_batch_info_copy(mine, b, err);
+    if (!st) st = in_root(sb->root, &mine->inputs, err);
+    if (!st && mine->expected) st = in_root(sb->root, &mine->expected, err);
+    if (!st) st = prepared_file(sb, mine->inputs, mine->sha256, err);
+    if (!st && mine->expected) st = prepared_file(sb, mine->expected, mine->expected_sha256, err);
+    return st;
 }
 
-oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_validate_summary *s,
-                        oq_err *err)
+oq_status oq_shard_plan_open(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_err *err)
 {
+    if (!oq_shard_is_run(o)) return OQ_OK;
     oq_status st = oq_shard_plan_read(root, plan, err);
     if (st) return st;
     if (plan->count != o->shard.count || plan->by != o->shard.by)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s/shards/plan.json was prepared for %d shards by %s, not %d by %s",
                           root, (int)plan->count, oq_shard_by_name(plan->by), (int)o->shard.count,
                           oq_shard_by_name(o->shard.by));
+    return OQ_OK;
+}
+
+oq_status oq_shard_load(const oq_validate_opts *o, const char *root, const oq_shard_plan *plan, oq_validate_summary *s,
+                        oq_err *err)
+{
     oq_shard_part part = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, o->shard.index);
-    shard_batches sb = {o, s};
+    shard_batches sb = {o, root, s};
     return oq_shard_plan_batches_each(plan, part.batch_lo, part.batch_hi, own_batch, &sb, err);
 }
 

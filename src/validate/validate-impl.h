@@ -601,14 +601,21 @@ typedef struct oq_ort_record {
  * is missing, unreadable or of an interrupted run. */
 oq_status oq_summary_ort_records(const char *path, oq_ort_record **out, size_t *n, oq_err *err);
 void oq_ort_records_free(oq_ort_record *r, size_t n);
-/* The prepare step: refuses an earlier plan.json (without --force), else clears its shards. */
-oq_status oq_shard_setup(const oq_validate_opts *o, oq_err *err);
+/* The prepare step: refuses an earlier plan.json (without overwrite), else clears its shards and
+ * the outputs of their merge (oq_validate_merge_drop); *replaced 1 when there was a plan, whose
+ * batches this step writes over (the rest of them, oq_validate_clear_stale). */
+oq_status oq_shard_setup(const oq_validate_opts *o, int *replaced, oq_err *err);
 /* The prepare step: N shards need N batches (by batch) or N configurations besides the
  * reference (by configuration); refused from the options, before any batch is made. */
 oq_status oq_shard_split_check(const oq_validate_opts *o, oq_err *err);
-/* A shard's start: the prepared plan of `root`, and this shard's batches (each file checked
- * against its SHA-256) copied into s; the plan's batch list is read a line at a time. */
-oq_status oq_shard_load(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_validate_summary *s,
+/* A shard run's first check, before it looks at its folder: the prepared plan of `root` read
+ * into plan, and refused when it was prepared for another count or split (OQ_OK, nothing read,
+ * for a run that is no shard's). */
+oq_status oq_shard_plan_open(const oq_validate_opts *o, const char *root, oq_shard_plan *plan, oq_err *err);
+/* A shard's batches: each of its batches of `plan` (the files in `root`, DIR, whatever directory
+ * the plan names them by, each checked against its SHA-256) copied into s; the plan's batch list
+ * is read a line at a time. */
+oq_status oq_shard_load(const oq_validate_opts *o, const char *root, const oq_shard_plan *plan, oq_validate_summary *s,
                         oq_err *err);
 /* The plan's identity: its description written to the file `desc_path` (never held whole) and
  * its SHA-256 into s->plan_hash: every configuration's worker plan with its model and weights

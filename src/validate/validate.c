@@ -83,6 +83,7 @@ typedef struct run_ctx {
     int overlap;                /* the reference runs beside configuration 1 (reference_overlaps) */
     int replaces_run;           /* not a shard: the folder held an earlier run's result (--force) */
     int left_by_killed;         /* not a shard: ... or the work folder of a run killed there */
+    int replaces_plan;          /* the prepare step: ... or an earlier plan's batches and merge (--force) */
     int fork_refused;           /* a worker could no longer be forked, and no tool runs instead */
     oq_spilled sp;              /* on file once the workers start: the batch list, the plan's
                                    description, each configuration's batch records (read one
@@ -1409,7 +1410,9 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_tolerances(o, NULL, err);
     if (!st) st = oq_check_outdir_kind(c->root, err);
     if (!st) st = oq_shard_split_check(o, err); /* before --force removes the shards of an earlier plan */
-    if (!st) st = oq_shard_setup(o, err);
+    if (!st) st = oq_shard_setup(o, &c->replaces_plan, err);
+    /* a shard of another plan is refused before its folder is looked at, let alone made */
+    if (!st) st = oq_shard_plan_open(o, c->root, &c->shard_plan, err);
     if (!st) st = check_inputs_outside(o, err);
     if (!st) st = check_outdir(o, err);
     if (!st) st = make_dirs(c, err);
@@ -1424,7 +1427,8 @@ static oq_status setup(run_ctx *c, oq_err *err)
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while setting up", sig_abbrev((int)*o->interrupt));
     /* the checks passed: from here the run writes, and an unsharded one replaces the folder's
      * earlier result (a shard's waits for its plan check: unstage) */
-    if (!st && !oq_shard_is_run(o)) c->replaces_run = oq_validate_forget_result(o->outdir) || c->left_by_killed;
+    if (!st && !oq_shard_is_run(o))
+        c->replaces_run = oq_validate_forget_result(o->outdir) || c->left_by_killed || c->replaces_plan;
     return st ? st : save_weights(c, err);
 }
 
@@ -1536,11 +1540,16 @@ static oq_status move_in(const run_ctx *c, char **path, oq_err *err)
     return OQ_OK;
 }
 
-/* A shard run past its plan check: the shard's earlier result goes (stale.c) and the weights and
- * models it staged move in, the plans naming them there. */
+/* A shard run past its plan check: the shard's earlier result goes (stale.c), and with it a merge
+ * of the shards, which that result was part of (as a merge that stops removes it), and the
+ * weights and models it staged move in, the plans naming them there. */
 static oq_status unstage(run_ctx *c, oq_err *err)
 {
     oq_validate_forget_result(c->o->outdir);
+    oq_err dropped = OQ_ERR_INIT;
+    oq_validate_merge_drop(c->root, &dropped);
+    if (*dropped.msg) /* "; the earlier merge's ... removed" */
+        progress(c->o, "shard %d: %s (it no longer describes the shards)", (int)c->o->shard.index, dropped.msg + 2);
     char *weights = *c->weights_path ? strdup(c->weights_path) : NULL;
     oq_status st = *c->weights_path && !weights ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : OQ_OK;
     if (!st) st = move_in(c, &weights, err);
