@@ -50,6 +50,11 @@ char *oq_cli_data_path(const char *rel);
 /* A run directory given where a summary is read stands for DIR/summary.json (in buf);
  * anything else is returned as it is. */
 const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
+/* A folder with error.json and no summary.json is a run that was refused (or stopped before its
+ * result): what it said is the answer, not "summary.json: cannot open" or "not a run directory?".
+ * 1 when so, said as `cmd`'s error ("DIR holds error.json and no summary.json: the run was
+ * refused ...: MSG"); 0, nothing said, otherwise. */
+int oq_cli_refused_run(const char *cmd, const char *dir);
 
 /* A JSON string of `s` (NULL: JSON null) for text from outside (a path, a message naming
  * one), kept when it is not UTF-8: each byte that starts no valid sequence becomes U+FFFD

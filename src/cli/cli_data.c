@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 #include "ortqual/fileio.h"
 
@@ -45,4 +47,19 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n)
     if (stat(arg, &sb) != 0 || !S_ISDIR(sb.st_mode)) return arg;
     snprintf(buf, n, "%s%ssummary.json", arg, arg[0] && arg[strlen(arg) - 1] == '/' ? "" : "/");
     return buf;
+}
+
+int oq_cli_refused_run(const char *cmd, const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    if (access(path, F_OK) == 0) return 0;
+    snprintf(path, sizeof path, "%s/error.json", dir);
+    json_t *j = json_load_file(path, 0, NULL);
+    const char *msg = json_string_value(json_object_get(j, "error"));
+    if (msg)
+        oq_cli_error_in(cmd, "%s holds error.json and no summary.json: the run was refused (no result to render): %s",
+                        oq_cli_shown(dir), msg);
+    json_decref(j);
+    return msg != NULL;
 }

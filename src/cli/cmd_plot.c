@@ -281,8 +281,12 @@ int cmd_plot(int argc, char **argv)
         oq_cli_error_in("plot", "out of memory");
         return OQ_EXIT_RUNTIME;
     }
-    for (size_t i = 0; i < n; i++) inputs[i] = (char *)oq_cli_summary_of(argv[first + i], bufs[i], sizeof bufs[i]);
-    rc = run(inputs, n, &opt, json);
+    rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        inputs[i] = (char *)oq_cli_summary_of(argv[first + i], bufs[i], sizeof bufs[i]);
+        if (inputs[i] != argv[first + i] && oq_cli_refused_run("plot", argv[first + i])) rc = OQ_EXIT_USAGE;
+    }
+    if (!rc) rc = run(inputs, n, &opt, json);
     free(inputs);
     free(bufs);
     return rc;

@@ -3,9 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <jansson.h>
 
 #include "cli.h"
 #include "ortqual/fileio.h"
@@ -84,23 +81,6 @@ static const char *run_dir(const char *arg, char *buf, size_t n)
     return buf;
 }
 
-/* A folder with error.json and no summary.json is a run that was refused (or stopped before
- * its result): what it said is the answer, not "not a run directory?". 1 when so, said. */
-static int ended_without_result(const char *dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    if (access(path, F_OK) == 0) return 0;
-    snprintf(path, sizeof path, "%s/error.json", dir);
-    json_t *j = json_load_file(path, 0, NULL);
-    const char *msg = json_string_value(json_object_get(j, "error"));
-    if (msg)
-        fprintf(stderr, "ortqual report: %s holds error.json and no summary.json: the run was refused (no result to "
-                "render): %s\n", oq_cli_shown(dir), msg);
-    json_decref(j);
-    return msg != NULL;
-}
-
 int cmd_report(int argc, char **argv)
 {
     const char *junit = NULL;
@@ -138,7 +118,7 @@ int cmd_report(int argc, char **argv)
         if (busy && !rc) rc = busy;
         if (busy || (st == OQ_ERR_FORMAT && junit)) continue; /* a gate verdict has JUnit but no page */
         if (st) {
-            if (st != OQ_ERR_NOT_FOUND || !ended_without_result(dir)) fprintf(stderr, "ortqual report: %s\n", err.msg);
+            if (st != OQ_ERR_NOT_FOUND || !oq_cli_refused_run("report", dir)) fprintf(stderr, "ortqual report: %s\n", err.msg);
             if (!rc) rc = oq_cli_exit_of(st);
             continue;
         }

@@ -32,6 +32,17 @@ char *oq_compare_result_str_at(const oq_compare_result *res, const char *side, c
  * no valid pair (`finite_pairs` of them) is finite. A comparison and a merge of them end with it. */
 void oq_compare_metrics_shown(oq_compare_result *r, int64_t finite_pairs);
 
+/* A metric of a comparison record read back (max_abs, max_rel, mean_abs, rms, rel_l2, an
+ * element's abs_diff): a number, or NaN, +Inf, -Inf from the strings "nan", "inf", "-inf" that
+ * stand for them in JSON. Absent or anything else: NaN, never json_number_value's 0, which
+ * reads as no error at all. */
+double oq_compare_metric_back(const json_t *j);
+/* A record's "max_abs" or "max_rel" (`key`) as every table shows it: read back, NaN where a
+ * valid element is NaN on either side, +Inf where one is infinite (oq_compare_max_abs_shown,
+ * from the record's counts). The one reader of these maxima for report.html, JUnit and the
+ * figures. */
+double oq_compare_record_max(const json_t *rec, const char *key);
+
 /* A value of a comparison record's element (its "got" or "expected"): a number; "nan", "inf"
  * or "-inf"; or an exact comparison's text, every digit of an integer, copied to `text` (n
  * bytes; "" for the others; NULL: not wanted) and returned as the nearest double. Not a number

@@ -901,12 +901,21 @@ double oq_compare_value_back(const json_t *j, char *text, size_t n)
     return strtod(s, NULL);
 }
 
-static double num_back(const json_t *j)
+static int64_t int_of(const json_t *o, const char *key) { return json_integer_value(json_object_get(o, key)); }
+
+double oq_compare_metric_back(const json_t *j)
 {
-    return json_is_string(j) ? oq_compare_value_back(j, NULL, 0) : json_number_value(j);
+    const char *s = json_string_value(j);
+    if (!s) return json_is_number(j) ? json_number_value(j) : NAN;
+    return !strcmp(s, "inf") ? INFINITY : !strcmp(s, "-inf") ? -INFINITY : NAN;
 }
 
-static int64_t int_of(const json_t *o, const char *key) { return json_integer_value(json_object_get(o, key)); }
+double oq_compare_record_max(const json_t *rec, const char *key)
+{
+    const json_t *refnf = json_object_get(rec, "reference_nonfinite");
+    return oq_compare_max_abs_shown(int_of(rec, "nan"), int_of(rec, "inf"), int_of(refnf, "nan"), int_of(refnf, "inf"),
+                                    oq_compare_metric_back(json_object_get(rec, key)));
+}
 
 static void elem_back(const json_t *j, oq_compare_elem *e)
 {
@@ -916,7 +925,7 @@ static void elem_back(const json_t *j, oq_compare_elem *e)
     e->index = int_of(j, "index");
     e->got = oq_compare_value_back(json_object_get(j, "got"), e->got_text, sizeof e->got_text);
     e->expected = oq_compare_value_back(json_object_get(j, "expected"), e->expected_text, sizeof e->expected_text);
-    e->abs_diff = num_back(json_object_get(j, "abs_diff"));
+    e->abs_diff = oq_compare_metric_back(json_object_get(j, "abs_diff"));
 }
 
 /* a[first + i] = arr[i], for a trimmed array of the bins [0, n); 0 when it does not fit. */
@@ -1003,11 +1012,11 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
     r->tol.atol = json_number_value(json_object_get(tol, "atol"));
     r->num_elements = int_of(j, "num_elements");
     r->num_valid = int_of(j, "num_valid");
-    r->max_abs = num_back(json_object_get(j, "max_abs"));
-    r->max_rel = num_back(json_object_get(j, "max_rel"));
-    r->mean_abs = num_back(json_object_get(j, "mean_abs"));
-    r->rms = num_back(json_object_get(j, "rms"));
-    r->rel_l2 = num_back(json_object_get(j, "rel_l2"));
+    r->max_abs = oq_compare_metric_back(json_object_get(j, "max_abs"));
+    r->max_rel = oq_compare_metric_back(json_object_get(j, "max_rel"));
+    r->mean_abs = oq_compare_metric_back(json_object_get(j, "mean_abs"));
+    r->rms = oq_compare_metric_back(json_object_get(j, "rms"));
+    r->rel_l2 = oq_compare_metric_back(json_object_get(j, "rel_l2"));
     r->over_tol = int_of(j, "over_tolerance");
     r->nan_count = int_of(j, "nan");
     r->inf_count = int_of(j, "inf");

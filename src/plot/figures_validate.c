@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ortqual/compare.h"
+#include "compare/compare-impl.h"
 #include "plot/figures-impl.h"
 
 static const char *jstr(const json_t *o, const char *k, const char *dflt)
@@ -32,8 +32,8 @@ typedef struct out_sum {
     int have, have_hist, passed, exact;
     oq_log_hist err;
     oq_mag_hist mag;
-    long long valid, over, nan, inf, pad_nonzero;
-    double max_abs, max_abs_ref, rtol, atol;
+    long long valid, over, nan, inf, ref_nan, ref_inf, pad_nonzero;
+    double max_abs, max_abs_ref, rtol, atol; /* max_abs as shown: NaN, then +Inf, then the largest */
 } out_sum;
 
 /* Adds json array `a` (bins first, first+1, ...) into dst[]. */
@@ -117,11 +117,13 @@ static oq_status sum_output(const json_t *cfg, const char *output, const char *n
             s->over += jint(o, "over_tolerance");
             s->nan += jint(o, "nan");
             s->inf += jint(o, "inf");
+            s->ref_nan += jint(json_object_get(o, "reference_nonfinite"), "nan");
+            s->ref_inf += jint(json_object_get(o, "reference_nonfinite"), "inf");
             /* padding only reported (not judged: the reference is not zero there) is no fault */
             if (!json_is_false(json_object_get(json_object_get(o, "padding"), "checked")))
                 s->pad_nonzero += jint(json_object_get(o, "padding"), "nonzero");
-            /* non-finite maxima are written as strings: json_number_value gives 0, the counts tell */
-            s->max_abs = fmax(s->max_abs, jnum(o, "max_abs"));
+            double m = oq_compare_record_max(o, "max_abs");
+            if (oq_compare_max_abs_worse(m, s->max_abs)) s->max_abs = m;
             s->max_abs_ref = fmax(s->max_abs_ref, jnum(o, "max_abs_ref"));
             const json_t *tol = json_object_get(o, "tolerance");
             s->rtol = jnum(tol, "rtol");
@@ -144,6 +146,8 @@ static char *verdict_note(oq_arena *a, const json_t *cfg, const out_sum *s)
     size_t n = 0;
     if (s->err.zero) n += (size_t)snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld exactly 0", (long long)s->err.zero);
     if (s->nan || s->inf) n += (size_t)snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld NaN, %lld Inf", s->nan, s->inf);
+    if ((s->ref_nan || s->ref_inf) && n < sizeof extra) /* the reference's own: not the output's fault */
+        n += (size_t)snprintf(extra + n, sizeof extra - n, " \xc2\xb7 reference: %lld NaN, %lld Inf", s->ref_nan, s->ref_inf);
     if (s->pad_nonzero && n < sizeof extra)
         snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld padding values not 0", s->pad_nonzero);
     if (s->exact) /* integers and bools: equal or not */
@@ -275,8 +279,12 @@ static oq_status magnitude_panel(oq_figures *fl, const json_t *cfg, const out_su
         ty[t] = sum->atol + sum->rtol * tx[t];
     }
     const char *label = oq_arena_strdup(&fl->mem, jstr(cfg, "name", "?"));
-    s[0] = (oq_plot_series){label, n, x, y, style, .panel = panel, .note = note, .failed = sum->have && !sum->passed};
-    s[1] = (oq_plot_series){"tolerance", nt, tx, ty, 0, .dashed = 1, .panel = panel};
+    /* the panel stands for its first series (label, verdict, red frame when failed): the dashed
+     * tolerance, which is never ringed; the bins, a failed series, would all be ringed, not only
+     * those over tolerance (s[2]) */
+    s[0] = (oq_plot_series){label, nt, tx, ty, 0, .dashed = 1, .panel = panel, .note = note,
+                            .failed = sum->have && !sum->passed};
+    s[1] = (oq_plot_series){label, n, x, y, style, .panel = panel};
     s[2] = (oq_plot_series){"over tolerance", nover, ox, oy, style, .failed = 1, .panel = panel};
     return OQ_OK;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare/compare-impl.h"
 #include "ortqual/fileio.h"
 #include "report/report-impl.h"
 #include "status/args-impl.h"
@@ -183,7 +184,7 @@ static void output_failure(oq_sb *m, const json_t *o)
     oq_sb_printf(m, "output %s: ", oq_j_str(o, "output", oq_j_str(o, "name", "?")));
     oq_sb_printf(m, "%lld of %lld valid elements %s, max |error| %s", oq_j_int(o, "over_tolerance"),
                  oq_j_int(o, "num_valid"), exact ? "differ" : "over tolerance",
-                 error_str(oq_vd_max_abs(o), exact, oq_j_num(tol, "atol"), e, sizeof e));
+                 error_str(oq_compare_record_max(o, "max_abs"), exact, oq_j_num(tol, "atol"), e, sizeof e));
     const json_t *w = json_array_get(json_object_get(o, "worst"), 0);
     if (w) {
         oq_sb_puts(m, " at [");

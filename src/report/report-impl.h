@@ -158,9 +158,6 @@ int oq_vd_batch_ran(const json_t *bt);
  * word said "passed" for it: never shown or counted as a pass), else its own ("failed": none). */
 const char *oq_vd_status(const json_t *cfg);
 int oq_vd_padding_judged(const json_t *o);
-/* An output record's max |error| as shown (oq_compare_max_abs_shown): NaN or +Inf when a valid
- * element on either side was. */
-double oq_vd_max_abs(const json_t *o);
 
 /* Kind writers. */
 /* A validate summary the report can stand on: its "configs" an array, and a "passed" verdict with a

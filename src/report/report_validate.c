@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare/compare-impl.h"
 #include "ortqual/stats.h"
 #include "report/report-impl.h"
 #include "status/terms-impl.h"
@@ -43,7 +44,8 @@ static void td_num_over(oq_sb *b, double v, double bound)
 
 static void td_num(oq_sb *b, double v) { td_num_over(b, v, INFINITY); }
 
-/* A max |error|: NaN and Inf are what a valid element held (oq_vd_max_abs), shown as such. */
+/* A max |error| or max rel.: NaN and Inf are what a valid element held (oq_compare_record_max),
+ * shown as such, never as none. */
 static void td_err(oq_sb *b, double v, double bound)
 {
     oq_sb_printf(b, "<td class=\"n%s\">", isfinite(v) ? "" : " reason");
@@ -248,9 +250,10 @@ static void output_cells(oq_sb *b, const json_t *o, int passed)
     double atol = passed || exact ? INFINITY : oq_j_num(tol, "atol"), rtol = passed ? INFINITY : oq_j_num(tol, "rtol");
     oq_html_td(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
     oq_html_td_status(b, passed ? "passed" : "failed");
-    td_err(b, oq_vd_max_abs(o), atol);
-    td_num_over(b, exact ? NAN : oq_j_num(o, "max_rel"), rtol);
-    td_num(b, exact ? NAN : oq_j_num(o, "rms"));
+    td_err(b, oq_compare_record_max(o, "max_abs"), atol);
+    if (exact) td_num(b, NAN);
+    else td_err(b, oq_compare_record_max(o, "max_rel"), rtol);
+    td_num(b, exact ? NAN : oq_compare_metric_back(json_object_get(o, "rms"))); /* NaN: no finite pair, none */
     oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", oq_j_int(o, "over_tolerance") ? " reason" : "",
                  oq_j_int(o, "over_tolerance"), oq_j_int(o, "num_valid"));
     oq_sb_printf(b, "<td class=\"n\">%lld / %lld</td>", oq_j_int(o, "nan"), oq_j_int(o, "inf"));

@@ -31,14 +31,6 @@ int oq_vd_padding_judged(const json_t *o)
     return !json_is_false(json_object_get(json_object_get(o, "padding"), "checked"));
 }
 
-double oq_vd_max_abs(const json_t *o)
-{
-    const json_t *m = json_object_get(o, "max_abs"), *ref = json_object_get(o, "reference_nonfinite");
-    /* a number, or "nan"/"inf" as compare.c writes what JSON cannot hold */
-    double v = json_is_string(m) ? strtod(json_string_value(m), NULL) : json_number_value(m);
-    return oq_compare_max_abs_shown(oq_j_int(o, "nan"), oq_j_int(o, "inf"), oq_j_int(ref, "nan"), oq_j_int(ref, "inf"), v);
-}
-
 static int failed_record(const json_t *bt) { return json_is_false(json_object_get(bt, "passed")); }
 
 static double time_ms(const json_t *bt)
@@ -55,7 +47,7 @@ static void add_worst(oq_vd_config *c, const json_t *bt)
     size_t j;
     json_t *o;
     json_array_foreach(json_object_get(bt, "outputs"), j, o) {
-        double m = oq_vd_max_abs(o);
+        double m = oq_compare_record_max(o, "max_abs");
         if (!c->worst_output || oq_compare_max_abs_worse(m, c->worst_abs)) {
             c->worst_abs = m;
             c->worst_output = oq_j_str(o, "output", oq_j_str(o, "name", "?"));

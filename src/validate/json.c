@@ -400,13 +400,6 @@ oq_status oq_plan_read(const char *path, oq_validate_plan *p, oq_err *err)
 
 /* ---- a configuration's result ---------------------------------------------------------- */
 
-static double metric_back(const json_t *j)
-{
-    const char *s = json_string_value(j);
-    if (!s) return json_is_number(j) ? json_number_value(j) : NAN;
-    return !strcmp(s, "nan") ? NAN : !strcmp(s, "-inf") ? -INFINITY : INFINITY;
-}
-
 /* Also reads the full comparison records of summaries written before outputs were aggregated. */
 static void batch_output_back(const json_t *j, oq_batch_output *o)
 {
@@ -419,11 +412,11 @@ static void batch_output_back(const json_t *j, oq_batch_output *o)
     o->tol.atol = json_number_value(json_object_get(json_object_get(j, "tolerance"), "atol"));
     o->exact = json_is_true(json_object_get(j, "exact"));
     o->num_valid = json_integer_value(json_object_get(j, "num_valid"));
-    o->max_abs = metric_back(json_object_get(j, "max_abs"));
-    o->max_rel = metric_back(json_object_get(j, "max_rel"));
-    o->mean_abs = metric_back(json_object_get(j, "mean_abs"));
-    o->rms = metric_back(json_object_get(j, "rms"));
-    o->rel_l2 = metric_back(json_object_get(j, "rel_l2"));
+    o->max_abs = oq_compare_metric_back(json_object_get(j, "max_abs"));
+    o->max_rel = oq_compare_metric_back(json_object_get(j, "max_rel"));
+    o->mean_abs = oq_compare_metric_back(json_object_get(j, "mean_abs"));
+    o->rms = oq_compare_metric_back(json_object_get(j, "rms"));
+    o->rel_l2 = oq_compare_metric_back(json_object_get(j, "rel_l2"));
     o->over_tol = json_integer_value(json_object_get(j, "over_tolerance"));
     o->nan_count = json_integer_value(json_object_get(j, "nan"));
     o->inf_count = json_integer_value(json_object_get(j, "inf"));
@@ -442,7 +435,7 @@ static void batch_output_back(const json_t *j, oq_batch_output *o)
     o->worst.got = oq_compare_value_back(json_object_get(w, "got"), o->worst.got_text, sizeof o->worst.got_text);
     o->worst.expected =
         oq_compare_value_back(json_object_get(w, "expected"), o->worst.expected_text, sizeof o->worst.expected_text);
-    o->worst.abs_diff = metric_back(json_object_get(w, "abs_diff"));
+    o->worst.abs_diff = oq_compare_metric_back(json_object_get(w, "abs_diff"));
     const json_t *ev = json_object_get(w, "event_id");
     o->worst_event_known = o->has_worst && json_is_integer(ev);
     o->worst_event = json_integer_value(ev);

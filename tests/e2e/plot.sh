@@ -132,6 +132,14 @@ expect_usage "negtime.csv:2: column 'p50_ms': -1 is not a time (a measured time 
 awk -F, -v OFS=, -v c="$p50c" 'NR == 4 { $c = 0 } 1' "$bench" >"$T/zerotime.csv"
 expect_usage "zerotime.csv:4: column 'p50_ms': 0 is not a time" "$T/zerotime.csv"
 expect_usage "cannot open" "$T/missing.csv"
+# a refused run's folder (error.json, no summary.json): the refusal, as `report DIR` gives it (it
+# said only "DIR/summary.json: cannot open: No such file or directory"; QA mlpf2 #7)
+echo "not a zip" >"$T/notnpz.npz"
+"$ORTQUAL" validate --inputs "$T/notnpz.npz" --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/refused" \
+  >/dev/null 2>&1
+[ "$(ls "$T/refused")" = error.json ] || fail "no refused run to plot: $(ls "$T/refused")"
+expect_usage "ortqual plot: $T/refused holds error.json and no summary.json: the run was refused (no result to render): $T/notnpz.npz: cannot open as .npz" "$T/refused"
+grep -q "summary.json: cannot open" "$T/err" && fail "refused run: $(cat "$T/err")"
 expect_usage 'bad.json: no "results" array of records' "$T/bad.json"
 expect_usage "unknown option '--bogus'" "$bench" --bogus
 expect_usage "unknown format 'pdf'" "$bench" --format pdf

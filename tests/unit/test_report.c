@@ -1168,6 +1168,63 @@ static void test_report_nonfinite(void **state)
     remove_dir(out);
 }
 
+/* Red rings (polylines of 17 points: radius 8 around a marker, 7.5 in the legend) in an SVG. */
+static size_t rings(const char *svg)
+{
+    static const char red[] = "\" fill=\"none\" stroke=\"#c62828\" stroke-width=\"2\"/>";
+    size_t n = 0;
+    for (const char *p = svg; (p = strstr(p, "<polyline points=\"")); p++) {
+        const char *end = strchr(p + 18, '"');
+        size_t pts = 0;
+        for (const char *q = p + 18; q < end; q++) pts += *q == ',';
+        n += pts == 17 && !strncmp(end, red, sizeof red - 1);
+    }
+    return n;
+}
+
+/* The failing configuration's cls in fail.json, its batch 1 given a NaN in the reference and one
+ * bin of batch 0 left over tolerance: the labels and the page say max |error| nan (and max rel.
+ * nan), as validate.csv and the console do, naming the reference's NaN, and error_vs_ref_cls
+ * rings that one bin (json_number_value read the "nan" as 0, and every bin of the failed output
+ * was ringed; QA mlpf2 #1, #2). */
+static void test_validate_nonfinite_and_rings(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/fail.json");
+    const json_t *cfg = json_array_get(json_object_get(doc, "configs"), 1);
+    json_t *cls[2];
+    for (size_t b = 0; b < 2; b++) {
+        size_t j;
+        json_t *o, *over;
+        json_array_foreach(json_object_get(json_array_get(json_object_get(cfg, "batches"), b), "outputs"), j, o)
+            if (!strcmp(oq_j_str(o, "output", ""), "cls")) cls[b] = o;
+        over = json_object_get(json_object_get(cls[b], "error_by_magnitude"), "over_tolerance");
+        for (size_t k = 0; k < json_array_size(over); k++) json_array_set_new(over, k, json_integer(b == 0 && k == 4));
+    }
+    json_object_set_new(cls[1], "max_abs", json_string("nan"));
+    json_object_set_new(cls[1], "max_rel", json_string("nan"));
+    json_object_set_new(json_object_get(cls[1], "reference_nonfinite"), "nan", json_integer(1));
+    oq_figures *f = figures_of(doc, NULL);
+    const char *note = series(figure(f, "error_cls"), "cpu:model:fp32")->note;
+    if (!strstr(note, "FAILED \xc2\xb7 max |error| nan \xc2\xb7") || !strstr(note, "\xc2\xb7 reference: 1 NaN, 0 Inf"))
+        fail_msg("error_cls label: %s", note);
+    const oq_plot_spec *sp = figure(f, "error_vs_ref_cls");
+    note = series(sp, "cpu:model:fp32")->note;
+    if (!strstr(note, "max |error| nan")) fail_msg("error_vs_ref_cls label: %s", note);
+    char *svg = svg_of(sp);
+    assert_int_equal(drawn(svg, "over tolerance", 0), 1);
+    assert_int_equal(rings(svg), 1 + 1); /* the bin over tolerance, and the legend's marker */
+    assert_non_null(strstr(svg, "fill=\"#c62828\">cpu:model:fp32")); /* the failed panel's label still red */
+    free(svg);
+    oq_figures_free(f);
+    /* report.html's row of batch 1's cls: max |error| and max rel. NaN, not 0 */
+    char *html = html_of(doc);
+    assert_non_null(strstr(html, "<td>cls</td><td class=\"status failed\">failed</td><td class=\"n reason\">NaN</td>"
+                                 "<td class=\"n reason\">NaN</td>"));
+    free(html);
+    json_decref(doc);
+}
+
 /* ---- many batches: records read one at a time, the table capped -------------------- */
 
 /* A validate summary of n batches of one event: batch i's calls take i ms (batch 7's one
@@ -1426,6 +1483,7 @@ int main(void)
         cmocka_unit_test(test_xml_text_not_utf8),
         cmocka_unit_test(test_report_exact),
         cmocka_unit_test(test_report_nonfinite),
+        cmocka_unit_test(test_validate_nonfinite_and_rings),
         cmocka_unit_test(test_report_many_batches),
         cmocka_unit_test(test_json_scan),
     };
