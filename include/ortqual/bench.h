@@ -165,7 +165,7 @@ typedef struct oq_bench_output_check {
     int64_t expected_nan_count, expected_inf_count; /* in the expected values */
     int64_t inf_matched; /* elements where the output is the expected infinity: equal, not counted above */
     int passed;
-    char vacuous[200]; /* not "": failed as a tolerance that cannot fail here (oq_compare_judge_atol), why */
+    char vacuous[200]; /* not "": failed as a tolerance that cannot fail here (oq_compare_judge_vacuous), why */
     /* Padding (the mask's padded positions in an output that has the mask's axes): never in the
      * errors above; judged by oq_bench_opts.padding as validate judges it (compare.h) */
     int masked;             /* the mask's lengths applied: padded elements set apart */

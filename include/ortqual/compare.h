@@ -259,7 +259,7 @@ typedef struct oq_compare_result {
     double max_abs_ref;    /* largest finite |ref| over valid elements */
     oq_log_hist err_hist;  /* |d| over valid elements where both values are finite */
     oq_mag_hist by_ref;    /* the same elements by |ref| */
-    int vacuous;          /* passed cleared by oq_compare_judge_atol: the atol cannot fail here */
+    int vacuous;          /* passed cleared by oq_compare_judge_vacuous: the tolerance cannot fail here */
     int passed;
 } oq_compare_result;
 
@@ -271,15 +271,31 @@ typedef struct oq_compare_result {
 OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, const oq_compare_opts *opts,
                                     oq_compare_result *res, oq_err *err);
 
-/* A tolerance that cannot fail judges nothing: a pass of `res` whose atol (res->tol.atol)
- * is not the preset's (`preset_atol`: the user's) and is at least the largest |value| of the
- * reference (of the output where the reference is all zeros) would pass with zeros in either
- * place. Such a pass is failed (passed 0, vacuous 1). The one rule of validate, replay, bench,
- * convert and conformance (its result built from the values it compared). Returns res->vacuous (0 for a NULL res). */
+/* The pass rule on a comparison's numbers alone: no nan, inf, over_tolerance or non-finite
+ * reference value, no non-zero padding where the padding is judged, and max_abs at most
+ * atol + rtol * max_abs_ref (no element within its own bound is above it). oq_compare_tensors
+ * sets res->passed by it; a merge of sharded runs judges a summary's numbers again by it.
+ * Returns 1 when they pass; else 0 and, where why is not NULL, the first that fails ("nan 2",
+ * "over_tolerance 3", "max_abs 5 above atol + rtol * max_abs_ref = 1.0002e-05") in it (0 and
+ * "" for a NULL res). */
+OQ_API int oq_compare_judge_numbers(const oq_compare_result *res, char *why, size_t n);
+
+/* A tolerance that cannot fail judges nothing: a pass of `res` whose tolerance (res->tol) is
+ * not the preset's (`preset`: before the user's, either field) and under which zeros would
+ * pass in place of the reference, atol + rtol * |ref| >= |ref| at every compared element (for
+ * rtol < 1: atol >= (1 - rtol) * max_abs_ref; where the reference is all zeros, atol at least
+ * the output's largest |value|), is failed (passed 0, vacuous 1). The one rule of validate,
+ * replay, bench, convert, conformance (its result built from the values it compared) and the
+ * shard merge. Returns res->vacuous (0 for a NULL res). */
+OQ_API int oq_compare_judge_vacuous(oq_compare_result *res, oq_tolerance preset);
+/* oq_compare_judge_vacuous with a preset of res's own rtol and `preset_atol`: an rtol changed
+ * alone is not seen. For callers built before it. */
 OQ_API int oq_compare_judge_atol(oq_compare_result *res, double preset_atol);
 /* Why a vacuous result failed: "its atol 100 is at least its largest |value| 2.66: zeros would
- * pass in its place (a tolerance that cannot fail: lower its atol)". Returns buf ("" in it for a
- * NULL res). */
+ * pass in its place (a tolerance that cannot fail: lower its atol)", or where rtol takes part
+ * "its atol 0.9 and rtol 0.5 pass zeros for every |value| up to 1.8, and its largest |value|
+ * is 1.71056: zeros would pass in its place (...: lower its atol or rtol)" (up to: atol / (1 -
+ * rtol)). Returns buf ("" in it for a NULL res). */
 OQ_API char *oq_compare_vacuous_str(const oq_compare_result *res, char *buf, size_t n);
 
 /* One line for people, e.g.

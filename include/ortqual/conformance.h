@@ -12,9 +12,10 @@
  *   - a runner callback (e.g. ONNX Runtime on an execution provider), which runs
  *     any model, the expanded ones included.
  * Every output is compared with numpy's allclose rule,
- * |got - expected| <= atol + rtol * |expected|, where NaN matches only NaN. An atol other than
- * the default that is at least every |expected| (every |got| where expected is all zeros) fails
- * the output as a tolerance that cannot fail (oq_compare_judge_atol, compare.h).
+ * |got - expected| <= atol + rtol * |expected|, where NaN matches only NaN. A tolerance other
+ * than the default under which zeros would pass in place of the expected values (atol + rtol *
+ * |expected| >= |expected| at every element; atol at least every |got| where expected is all
+ * zeros) fails the output as a tolerance that cannot fail (oq_compare_judge_vacuous, compare.h).
  *
  *     oq_conformance_opts o;
  *     oq_conformance_opts_default(&o);                 (reference, rtol 1e-3, atol 1e-7)

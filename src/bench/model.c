@@ -518,7 +518,7 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     oq_compare_result res;
     if (!st) st = oq_compare_tensors(out, want, &co, &res, err);
     if (st) return st;
-    if (oq_compare_judge_atol(&res, preset.atol)) oq_compare_vacuous_str(&res, chk->vacuous, sizeof chk->vacuous);
+    if (oq_compare_judge_vacuous(&res, preset)) oq_compare_vacuous_str(&res, chk->vacuous, sizeof chk->vacuous);
     snprintf(chk->name, sizeof chk->name, "%s", out->name);
     chk->max_abs_err = res.max_abs; /* NaN or Inf where a valid element was, as everywhere */
     chk->max_rel_err = res.max_rel;

@@ -358,8 +358,31 @@ static void finish(oq_compare_result *r, const struct sums *s, const oq_compare_
     r->padding_rule = o->check_padding;
     r->padding_checked = o->check_padding == OQ_PADDING_ZERO ||
                          (o->check_padding == OQ_PADDING_AS_REFERENCE && r->ref_pad_nonzero == 0);
-    r->passed = r->over_tol == 0 && r->nan_count == 0 && r->inf_count == 0 && r->ref_nan_count == 0 &&
-                r->ref_inf_count == 0 && (!r->padding_checked || r->pad_nonzero == 0);
+    r->passed = oq_compare_judge_numbers(r, NULL, 0);
+}
+
+int oq_compare_judge_numbers(const oq_compare_result *r, char *why, size_t n)
+{
+    char none[64], a[32];
+    if (!why || !n) {
+        why = none;
+        n = sizeof none;
+    }
+    *why = '\0';
+    if (!r) return 0;
+    /* no element within atol + rtol |ref| has |d| above that bound at the largest |ref| (the
+     * rounding of both is monotone): a max_abs above it says an element failed */
+    double bound = r->tol.atol + r->tol.rtol * r->max_abs_ref;
+    if (r->nan_count) snprintf(why, n, "nan %" PRId64, r->nan_count);
+    else if (r->inf_count) snprintf(why, n, "inf %" PRId64, r->inf_count);
+    else if (r->over_tol) snprintf(why, n, "over_tolerance %" PRId64, r->over_tol);
+    else if (r->ref_nan_count || r->ref_inf_count)
+        snprintf(why, n, "reference_nonfinite nan %" PRId64 " inf %" PRId64, r->ref_nan_count, r->ref_inf_count);
+    else if (r->padding_checked && r->pad_nonzero) snprintf(why, n, "padding nonzero %" PRId64, r->pad_nonzero);
+    else if (!(r->max_abs <= bound))
+        snprintf(why, n, "max_abs %s above atol + rtol * max_abs_ref = %.6g",
+                 oq_real_over_str(r->max_abs, bound, 3, a, sizeof a), bound);
+    return !*why;
 }
 
 /* Element i as a double: the float dtypes of outputs read inline, the others through the
@@ -711,29 +734,46 @@ static double vacuous_largest(const oq_compare_result *r)
     return r->max_abs_ref > 0 ? r->max_abs_ref : r->max_abs;
 }
 
-int oq_compare_judge_atol(oq_compare_result *r, double preset_atol)
+int oq_compare_judge_vacuous(oq_compare_result *r, oq_tolerance preset)
 {
     if (!r) return 0;
-    /* |out - ref| <= atol with atol >= max |ref|: an output of zeros passes; with the reference
-     * all zeros, any output within atol of it does (|out| <= atol): zeros in its place too */
+    /* zeros in place of the reference pass where |ref| <= atol + rtol |ref| at every compared
+     * element; with rtol < 1 that is at the largest |ref| (the compare's own bound, so its
+     * rounding too). With the reference all zeros, any output within atol of it does (|out| <=
+     * atol): zeros in its place too. The preset's own tolerance is exempt: an output whose
+     * values all lie within it is not the user's choice. */
     double largest = vacuous_largest(r);
-    if (r->passed && !r->exact && r->num_valid > 0 && r->tol.atol != preset_atol && largest > 0 &&
-        r->tol.atol >= largest) {
+    int preset_tol = r->tol.atol == preset.atol && r->tol.rtol == preset.rtol;
+    if (r->passed && !r->exact && r->num_valid > 0 && !preset_tol && largest > 0 &&
+        largest <= r->tol.atol + r->tol.rtol * r->max_abs_ref) {
         r->passed = 0;
         r->vacuous = 1;
     }
     return r->vacuous;
 }
 
+int oq_compare_judge_atol(oq_compare_result *r, double preset_atol)
+{
+    return oq_compare_judge_vacuous(r, (oq_tolerance){.rtol = r ? r->tol.rtol : 0, .atol = preset_atol});
+}
+
 char *oq_compare_vacuous_str(const oq_compare_result *r, char *buf, size_t n)
 {
     if (!n || !buf) return buf;
-    char at[32];
+    char at[32], rt[32];
+    double largest = r ? vacuous_largest(r) : 0;
     if (!r) *buf = '\0';
-    else
+    else if (r->tol.atol >= largest)
         snprintf(buf, n, "its atol %s is at least its largest |value| %.6g: zeros would pass in its place (a "
-                 "tolerance that cannot fail: lower its atol)", oq_real_str(r->tol.atol, 6, at, sizeof at),
-                 vacuous_largest(r));
+                 "tolerance that cannot fail: lower its atol)", oq_real_str(r->tol.atol, 6, at, sizeof at), largest);
+    else if (r->tol.rtol >= 1)
+        snprintf(buf, n, "its rtol %s is 1 or more: zeros would pass in its place (a tolerance that cannot fail: "
+                 "lower its rtol)", oq_real_str(r->tol.rtol, 6, rt, sizeof rt));
+    else
+        snprintf(buf, n, "its atol %s and rtol %s pass zeros for every |value| up to %.6g, and its largest |value| "
+                 "is %.6g: zeros would pass in its place (a tolerance that cannot fail: lower its atol or rtol)",
+                 oq_real_str(r->tol.atol, 6, at, sizeof at), oq_real_str(r->tol.rtol, 6, rt, sizeof rt),
+                 r->tol.atol / (1 - r->tol.rtol), largest);
     return buf;
 }
 

@@ -33,7 +33,7 @@ typedef struct checker {
     batch b[64];
     size_t nb;
     oq_tolerances *tol;
-    double preset_atol; /* the attention dtype's, before the user's tolerance */
+    oq_tolerance preset; /* the attention dtype's, before the user's tolerance */
 } checker;
 
 /* ---- inputs ----------------------------------------------------------------------- */
@@ -418,7 +418,7 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
             r->n_checks--;
             return oq_err_prefix(err, "%s: output '%s': ", b->label, name);
         }
-        oq_compare_judge_atol(&ck->vs_reference, k->preset_atol);
+        oq_compare_judge_vacuous(&ck->vs_reference, k->preset);
         if (!ck->vs_reference.passed) note_failure(k, bi, "differs from the reference", NULL, &ck->vs_reference);
         const oq_tensor *want = b->expected ? oq_npz_get(b->expected, name) : NULL;
         if (b->expected && !want)
@@ -431,8 +431,8 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
         st = compare(conv[i], want, &o, &ck->vs_expected, err);
         if (!st) st = compare(ref[i], want, &o, &ck->ref_vs_expected, err);
         if (st) return oq_err_prefix(err, "%s: expected output '%s': ", b->expected->path ? b->expected->path : "", name);
-        oq_compare_judge_atol(&ck->vs_expected, k->preset_atol);
-        oq_compare_judge_atol(&ck->ref_vs_expected, k->preset_atol);
+        oq_compare_judge_vacuous(&ck->vs_expected, k->preset);
+        oq_compare_judge_vacuous(&ck->ref_vs_expected, k->preset);
         if (!ck->vs_expected.passed && !ck->ref_vs_expected.passed) expected_not_this_models(k, bi, ck);
         else if (!ck->vs_expected.passed)
             note_failure(k, bi, "differs from the expected outputs", "EXPECTED", &ck->vs_expected);
@@ -485,7 +485,7 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
     /* the attention dtype's tolerance only where some Attention of the output computes in it,
      * asked for or not (a model converted before): one the passes left in float32 is held to
      * float32's */
-    k.preset_atol = oq_tolerance_for_dtype(c->computes_in).atol;
+    k.preset = oq_tolerance_for_dtype(c->computes_in);
     if (!st) st = oq_tolerances_create(oq_tolerance_for_dtype(c->computes_in), &k.tol, err);
     if (!st && o->tolerances) st = oq_tolerances_add(k.tol, o->tolerances, err);
     if (!st) st = o->n_batches ? given(&k, err) : generate(&k, err);

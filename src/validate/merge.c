@@ -28,6 +28,10 @@ typedef struct merge_ctx {
     char work[4096];             /* where those files are (removed after) */
     oq_slurm_ids jobs;           /* what `ortqual slurm` submitted (array "" when nothing) */
     oq_validate_summary *s;      /* the merged summary */
+    oq_tolerances **tols;        /* per configuration of the plan: what its worker judged its outputs
+                                    by (NULL: the reference, which judges none) ... */
+    oq_tolerance *preset;        /* ... and the preset under them (oq_config_tolerances) */
+    oq_compare_result *scratch;  /* an output that said it passed, judged again */
 } merge_ctx;
 
 /* One shard's result for a configuration. */
@@ -99,21 +103,43 @@ static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
     return add_problem(m, i, OQ_SHARD_MISSING, err, "never started: no %s%s", dir, hint);
 }
 
-/* A configuration under test that passed on a shard compared outputs there, and each passed:
- * one with no outputs would leave its part out of the merged counts unseen, and one with a
- * failed output would pass the merged run with that failure in it. */
-static oq_status check_passed_outputs(const oq_validate_summary *s, const char *path, oq_err *err)
+/* An output that said it passed (in m->scratch), judged again as its worker judged it: at the
+ * plan's tolerance, by its numbers (oq_compare_judge_numbers) and, over all of the shard's
+ * batches (`whole`), as a tolerance that cannot fail. 1 when it passes; else 0 and why not. */
+static int judged_again(const merge_ctx *m, size_t k, int whole, char *why, size_t n)
 {
-    for (size_t k = 0; k < s->n_configs; k++) {
-        const oq_config_result *r = &s->configs[k];
-        if (r->is_reference || r->status != OQ_VERDICT_PASSED) continue;
-        if (!r->n_outputs)
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but lists no compared output: refusing to merge a "
-                              "summary that contradicts itself", path, r->config.name);
-        for (size_t j = 0; j < r->n_outputs; j++)
-            if (!r->outputs[j].all.passed)
-                return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but its output '%s' failed: refusing to merge a "
-                                  "summary that contradicts itself", path, r->config.name, r->outputs[j].all.name);
+    oq_compare_result *r = m->scratch;
+    oq_tolerance want = oq_tolerances_get(m->tols[k], r->name);
+    char a[32], b[32], c[32], d[32], numbers[160], vacuous[300];
+    if (!r->exact && (r->tol.rtol != want.rtol || r->tol.atol != want.atol))
+        snprintf(why, n, "was judged at rtol=%s,atol=%s, not at the plan's rtol=%s,atol=%s",
+                 oq_real_str(r->tol.rtol, 6, a, sizeof a), oq_real_str(r->tol.atol, 6, b, sizeof b),
+                 oq_real_str(want.rtol, 6, c, sizeof c), oq_real_str(want.atol, 6, d, sizeof d));
+    else if (!oq_compare_judge_numbers(r, numbers, sizeof numbers)) snprintf(why, n, "has %s", numbers);
+    else if (whole && oq_compare_judge_vacuous(r, m->preset[k]))
+        snprintf(why, n, "passed where %s", oq_compare_vacuous_str(r, vacuous, sizeof vacuous));
+    else
+        return 1;
+    return 0;
+}
+
+/* A configuration under test that passed on a shard compared outputs there, and each passed,
+ * by its numbers too: one with no outputs would leave its part out of the merged counts unseen,
+ * and one with a failed output (or a count, a maximum or a tolerance that fails it under a
+ * `passed` flag: a hand-edited summary) would pass the merged run with that failure in it. */
+static oq_status check_passed_outputs(const merge_ctx *m, size_t k, const oq_config_result *r, const char *path,
+                                      oq_err *err)
+{
+    if (r->is_reference || r->status != OQ_VERDICT_PASSED) return OQ_OK;
+    if (!r->n_outputs)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but lists no compared output: refusing to merge a "
+                          "summary that contradicts itself", path, r->config.name);
+    for (size_t j = 0; j < r->n_outputs; j++) {
+        char why[600] = "failed";
+        *m->scratch = r->outputs[j].all;
+        if (!m->scratch->passed || !judged_again(m, k, 1, why, sizeof why))
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but its output '%s' %s: refusing to merge a "
+                              "summary that contradicts itself", path, r->config.name, r->outputs[j].all.name, why);
     }
     return OQ_OK;
 }
@@ -160,9 +186,10 @@ static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_su
         if (strcmp(s->configs[pos].config.name, want_name) != 0)
             return oq_err_set(err, OQ_ERR_FORMAT, "%s: configuration %ld is %s, but the plan's is %s there", path,
                               pos + 1, s->configs[pos].config.name, want_name);
+        oq_status st = check_passed_outputs(m, k, &s->configs[pos], path, err);
+        if (st) return st;
     }
-    oq_status st = check_passed_outputs(s, path, err);
-    return st ? st : check_sums(s, path, err);
+    return check_sums(s, path, err);
 }
 
 /* A shard stopped by a signal wrote a summary that says where; its results are not merged
@@ -329,7 +356,45 @@ typedef struct concat {
     int64_t next;        /* the shard's next batch due; -1 once one was not */
     int64_t failed;      /* the shard's first batch that failed its comparison (-1: none) */
     oq_totals_acc totals;
+    const merge_ctx *m;
+    size_t k;                      /* the configuration of the plan */
+    const oq_config_result *whole; /* its outputs over every batch */
+    int64_t contradicted;          /* the shard's first passed batch whose outputs say otherwise (-1: none) */
+    char why[800];                 /* which output, and why */
 } concat;
+
+/* A passed batch's outputs judged again (judged_again) at their largest |ref| over every batch;
+ * a record's max_abs is written to 10 digits, which no bound can be held to: the output's over
+ * every batch, in full, is judged (check_passed_outputs). */
+static void judge_batch(concat *c, const oq_batch_result *b)
+{
+    for (size_t j = 0; c->contradicted < 0 && j < b->n_outputs; j++) {
+        const oq_batch_output *o = &b->outputs[j];
+        const oq_compare_result *all = NULL;
+        for (size_t i = 0; !all && i < c->whole->n_outputs; i++)
+            if (!strcmp(c->whole->outputs[i].all.name, o->name)) all = &c->whole->outputs[i].all;
+        oq_compare_result *r = c->m->scratch;
+        memset(r, 0, sizeof *r);
+        snprintf(r->name, sizeof r->name, "%s", o->name);
+        r->tol = o->tol;
+        r->exact = o->exact;
+        r->num_valid = o->num_valid;
+        r->over_tol = o->over_tol;
+        r->nan_count = o->nan_count;
+        r->inf_count = o->inf_count;
+        r->ref_nan_count = o->ref_nan_count;
+        r->ref_inf_count = o->ref_inf_count;
+        r->padding_checked = o->padding_checked;
+        r->pad_nonzero = o->pad_nonzero;
+        r->max_abs_ref = all ? all->max_abs_ref : 0;
+        char why[600] = "failed";
+        if (o->passed && !all) snprintf(why, sizeof why, "is not among the configuration's outputs");
+        if (!o->passed || !all || !judged_again(c->m, c->k, 0, why, sizeof why)) {
+            c->contradicted = b->index;
+            snprintf(c->why, sizeof c->why, "output '%s' %s", o->name, why);
+        }
+    }
+}
 
 /* Batches by index, the first seen kept: each shard's records are in index order and the
  * shards' batch ranges follow each other, so a record not past the last one written was
@@ -341,6 +406,7 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
     concat *c = ctx;
     c->next = b->index == c->next ? c->next + 1 : -1;
     if (b->compared && !b->passed && c->failed < 0) c->failed = b->index;
+    if (b->compared && b->passed && c->contradicted < 0) judge_batch(c, b);
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
     if (!oq_batch_record_put(c->out, b)) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
@@ -351,10 +417,10 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
  * that passed on a shard ran every batch of that shard, in order, and each passed: a summary
  * with batches missing, repeated, from elsewhere or failed is not what a shard writes, and
  * would pass what it lacks unchecked. */
-static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, const char *path, oq_config_result *out,
-                               oq_err *err)
+static oq_status merge_records(const merge_ctx *m, size_t k, const entry *e, size_t n, const char *path,
+                               oq_config_result *out, oq_err *err)
 {
-    concat c = {.out = oq_fopen_scratch(path), .last = -1};
+    concat c = {.out = oq_fopen_scratch(path), .last = -1, .m = m, .k = k, .whole = out};
     if (!c.out) return oq_err_write(err, path, errno);
     oq_totals_begin(&c.totals);
     oq_status st = OQ_OK;
@@ -362,6 +428,7 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
         oq_shard_part part = part_of(m, e[i].shard);
         c.next = (int64_t)part.batch_lo;
         c.failed = -1;
+        c.contradicted = -1;
         if (e[i].records) st = oq_batch_records_each(e[i].records, concat_record, &c, err);
         /* (e[0]'s result was moved to out: its status is in out->shards); a merged pass stands
          * on every shard's records */
@@ -374,6 +441,10 @@ static oq_status merge_records(const merge_ctx *m, const entry *e, size_t n, con
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch %lld failed its "
                             "comparison: refusing to merge a summary that contradicts itself", m->outdir,
                             (int)e[i].shard, out->config.name, (long long)c.failed);
+        else if (c.contradicted >= 0)
+            st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch %lld, %s: "
+                            "refusing to merge a summary that contradicts itself", m->outdir, (int)e[i].shard,
+                            out->config.name, (long long)c.contradicted, c.why);
     }
     if (fclose(c.out) && !st) st = oq_err_write(err, path, errno);
     oq_totals_end(&c.totals, &out->totals);
@@ -578,8 +649,8 @@ static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
 }
 
 /* Configuration k from the n shards that reported it, into `out` (moved from the shards). */
-static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char *records, oq_config_result *out,
-                              oq_err *err)
+static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, const char *records,
+                              oq_config_result *out, oq_err *err)
 {
     oq_verdict v;
     char *reason = NULL;
@@ -628,7 +699,7 @@ static oq_status merge_config(const merge_ctx *m, entry *e, size_t n, const char
     out->shards = per;
     out->n_shards = n;
     if (!ok) return nomem(err);
-    return out->reported || ran_clean(v) ? merge_records(m, e, n, records, out, err) : OQ_OK;
+    return out->reported || ran_clean(v) ? merge_records(m, k, e, n, records, out, err) : OQ_OK;
 }
 
 /* "incomplete: shard 2 (missing), 3 (unfinished) did not report" */
@@ -678,7 +749,7 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
         char records[4200];
         snprintf(records, sizeof records, "%s/merged_%zu.jsonl", m->work, k);
         if (n) {
-            st = merge_config(m, e, n, records, r, err);
+            st = merge_config(m, k, e, n, records, r, err);
             if (!st && r->reported && !(m->merged[k] = strdup(records))) st = nomem(err);
         } else {
             if (oq_config_parse(m->plan.configs[k], &r->config, NULL))
@@ -797,6 +868,51 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
     return st ? st : oq_summary_write(m->s, &sp, path, err);
 }
 
+/* The description's "configs" array alone: the file is the canonical text its SHA-256 (the plan's
+ * hash, checked by oq_shard_plan_read) names, compact with its keys sorted, so the array follows
+ * the batches' as `,"configs":[`, which no batch entry holds (a quote inside a string is
+ * escaped); parsing the batches too cost jansson ~7 s at 10^5 batches on the dev VM. */
+static json_t *description_configs(const char *path)
+{
+    unsigned char *text = NULL;
+    size_t n = 0;
+    static const char key[] = ",\"configs\":";
+    if (oq_read_file(path, &text, &n, NULL)) return NULL;
+    const char *at = memmem(text, n, key, sizeof key - 1);
+    json_t *configs = at ? json_loadb(at + sizeof key - 1, n - (size_t)(at - (const char *)text) - (sizeof key - 1),
+                                      JSON_DISABLE_EOF_CHECK, NULL)
+                         : NULL;
+    free(text);
+    return configs;
+}
+
+/* What each configuration's worker judged its outputs by: its precision and the plan's
+ * tolerances, as the description says (its SHA-256 is the plan's identity), never a shard's
+ * summary, which is what is judged. */
+static oq_status plan_tolerances(merge_ctx *m, oq_err *err)
+{
+    const char *path = m->plan.description_path;
+    json_t *configs = description_configs(path);
+    size_t n = m->plan.n_configs;
+    m->tols = calloc(n + 1, sizeof *m->tols);
+    m->preset = calloc(n + 1, sizeof *m->preset);
+    m->scratch = malloc(sizeof *m->scratch);
+    oq_status st = !m->tols || !m->preset || !m->scratch ? nomem(err) : OQ_OK;
+    if (!st && json_array_size(configs) != n)
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: not a description of the plan's %zu configurations", path, n);
+    for (size_t k = 1; !st && k < n; k++) {
+        oq_config c;
+        st = oq_config_parse(m->plan.configs[k], &c, err);
+        if (!st)
+            st = oq_config_tolerances(c.precision, json_string_value(json_object_get(json_array_get(configs, k),
+                                                                                     "tolerances")),
+                                      &m->preset[k], &m->tols[k], err);
+        if (st) oq_err_prefix(err, "%s: configuration %s: ", path, m->plan.configs[k]);
+    }
+    json_decref(configs);
+    return st;
+}
+
 static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary, oq_err *err)
 {
     merge_ctx m = {.outdir = outdir};
@@ -817,6 +933,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
      * held after, a signal between the two left it behind */
     oq_scratch_hold(m.work);
     st = m.shard && m.records && m.n_records && m.merged && m.s ? oq_mkdir_in(shards, ".merge", err) : nomem(err);
+    if (!st) st = plan_tolerances(&m, err);
     if (!st) st = read_shards(&m, err);
     if (!st) st = merge_block(&m, err);
     if (!st) st = merge_configs(&m, err);
@@ -835,6 +952,10 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
         free(m.records[i]);
     }
     for (size_t k = 0; m.merged && k < m.plan.n_configs; k++) free(m.merged[k]);
+    for (size_t k = 0; m.tols && k < m.plan.n_configs; k++) oq_tolerances_free(m.tols[k]);
+    free(m.tols);
+    free(m.preset);
+    free(m.scratch);
     oq_remove_tree(m.work);
     oq_output_release(m.work);
     free(m.shard);

@@ -120,6 +120,12 @@ typedef struct oq_validate_plan {
  * the progress line when the plan asks for it. */
 oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
                                     void *ctx, oq_err *err);
+/* The tolerances a configuration's outputs are judged by: its precision's preset (*preset,
+ * what oq_compare_judge_vacuous exempts) with the plan's overrides `spec` (may be NULL) on it.
+ * The worker's, and the merge's when it judges a shard's summary again. *tols is the caller's
+ * to free, also after an error. */
+oq_status oq_config_tolerances(oq_precision precision, const char *spec, oq_tolerance *preset, oq_tolerances **tols,
+                               oq_err *err);
 
 /* The ORT library a configuration's worker loads: the reference's (is_ref) may be another. */
 const char *oq_validate_plan_ort_lib(const oq_validate_opts *o, int is_ref);

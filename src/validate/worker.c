@@ -314,7 +314,7 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
             else comparison_failed(w, b, r->name, ce.msg);
             continue;
         }
-        int vacuous = oq_compare_judge_atol(res, w->base_tol.atol);
+        int vacuous = oq_compare_judge_vacuous(res, w->base_tol);
         oq_worst_events ev;
         worst_events(res, &co, bm, &ev);
         oq_batch_output *bo = OQ_PUSH(b->outputs, b->n_outputs);
@@ -705,6 +705,19 @@ static void record_cost(worker *w)
                                   w->max_batch_bytes};
 }
 
+oq_status oq_config_tolerances(oq_precision cp, const char *spec, oq_tolerance *preset, oq_tolerances **tols,
+                               oq_err *err)
+{
+    oq_dtype prec = cp == OQ_PREC_BF16 ? OQ_DTYPE_BFLOAT16 : oq_precision_is_reduced(cp) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
+    oq_tolerance base = oq_tolerance_for_dtype(prec);
+    oq_status st = cp == OQ_PREC_TF32 ? oq_tolerance_preset("tf32", &base, err) : OQ_OK;
+    *preset = base;
+    *tols = NULL;
+    if (!st) st = oq_tolerances_create(base, tols, err);
+    if (!st && spec && *spec) st = oq_tolerances_add(*tols, spec, err);
+    return st;
+}
+
 static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_result *r, oq_err *err)
 {
     memset(w, 0, sizeof *w);
@@ -717,17 +730,11 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
     const char *slash = strrchr(plan->result, '/');
     snprintf(w->workdir, sizeof w->workdir, "%.*s", slash ? (int)(slash - plan->result) : 1,
              slash ? plan->result : ".");
-    oq_precision cp = plan->config.precision;
-    oq_dtype prec = cp == OQ_PREC_BF16 ? OQ_DTYPE_BFLOAT16 : oq_precision_is_reduced(cp) ? OQ_DTYPE_FLOAT16 : OQ_DTYPE_FLOAT32;
-    oq_tolerance base = oq_tolerance_for_dtype(prec);
     oq_status st = (w->cmp = malloc(sizeof *w->cmp)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     char path[OQ_PATH_BUF];
     oq_batch_records_path(plan->result, path, sizeof path);
     if (!st && !(w->records = oq_fopen_scratch(path))) st = oq_err_write(err, path, errno);
-    if (!st && plan->config.precision == OQ_PREC_TF32) st = oq_tolerance_preset("tf32", &base, err);
-    w->base_tol = base;
-    if (!st) st = oq_tolerances_create(base, &w->tols, err);
-    if (!st && plan->tolerances && *plan->tolerances) st = oq_tolerances_add(w->tols, plan->tolerances, err);
+    if (!st) st = oq_config_tolerances(plan->config.precision, plan->tolerances, &w->base_tol, &w->tols, err);
     return st;
 }
 

@@ -991,6 +991,101 @@ static void test_atol_that_cannot_fail(void **state)
     oq_tensor_free(ref);
 }
 
+/* Zeros in place of ref: does the comparison itself pass them at `tol`? */
+static int zeros_pass(const oq_tensor *ref, oq_tolerance tol)
+{
+    oq_tensor *zeros = tensor(OQ_DTYPE_FLOAT32, ref->ndim, ref->shape, "zeros");
+    oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+    o.tol = tol;
+    oq_compare_result r;
+    assert_int_equal(oq_compare_tensors(zeros, ref, &o, &r, NULL), OQ_OK);
+    oq_tensor_free(zeros);
+    return r.passed;
+}
+
+/* rtol and atol together: zeros pass in place of |ref| up to 2 where atol + rtol * 2 >= 2, at
+ * rtol 0.5 from atol 1 on (the reviewer's rtol=0.5,atol=0.9 against 1.71). The rule sits where
+ * the comparison itself starts to pass zeros: at atol 1 it does, one step below it does not. */
+static void test_rtol_and_atol_that_cannot_fail(void **state)
+{
+    (void)state;
+    const int64_t shape[1] = {3};
+    const double values[3] = {1.0, -2.0, 0.5};
+    oq_tensor *out = tensor(OQ_DTYPE_FLOAT32, 1, shape, "out"), *ref = tensor(OQ_DTYPE_FLOAT64, 1, shape, "ref");
+    for (int64_t i = 0; i < 3; i++) {
+        oq_tensor_set_f64(out, i, values[i]);
+        oq_tensor_set_f64(ref, i, values[i]);
+    }
+    const double at = 1.0, below = 1.0 - 0x1p-52; /* atol + 0.5 * 2 rounds to 2 from 1 - 2^-53 up */
+    oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
+    oq_tolerance preset = o.tol;
+    oq_compare_result r;
+    char why[300];
+    for (int k = 0; k < 2; k++) {
+        o.tol = (oq_tolerance){.rtol = 0.5, .atol = k ? at : below};
+        assert_int_equal(zeros_pass(ref, o.tol), k);
+        assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+        assert_true(r.passed);
+        assert_int_equal(oq_compare_judge_vacuous(&r, preset), k);
+        assert_int_equal(r.passed, !k);
+        /* the older entry point: the atol is not the preset's, the rtol is seen with it */
+        assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+        assert_int_equal(oq_compare_judge_atol(&r, preset.atol), k);
+    }
+    assert_string_equal(oq_compare_vacuous_str(&r, why, sizeof why),
+                        "its atol 1 and rtol 0.5 pass zeros for every |value| up to 2, and its largest |value| is 2: "
+                        "zeros would pass in its place (a tolerance that cannot fail: lower its atol or rtol)");
+    /* an rtol alone below 1, the preset's atol kept: 0.999999 passes zeros up to |ref| 10 */
+    o.tol = (oq_tolerance){.rtol = 0.999999, .atol = preset.atol};
+    assert_true(zeros_pass(ref, o.tol));
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_int_equal(oq_compare_judge_vacuous(&r, preset), 1);
+    /* the preset itself is exempt, whatever the values */
+    o.tol = preset;
+    for (int64_t i = 0; i < 3; i++) {
+        oq_tensor_set_f64(out, i, values[i] * 1e-6);
+        oq_tensor_set_f64(ref, i, values[i] * 1e-6);
+    }
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_int_equal(oq_compare_judge_vacuous(&r, preset), 0);
+    assert_true(r.passed);
+    assert_int_equal(oq_compare_judge_vacuous(NULL, preset), 0);
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
+/* The pass rule on the numbers alone, as a summary read back holds them: each count, and a
+ * max_abs above atol + rtol * max_abs_ref, fails it; the first that does is named. */
+static void test_judge_numbers(void **state)
+{
+    (void)state;
+    oq_compare_result r;
+    memset(&r, 0, sizeof r);
+    r.tol = (oq_tolerance){.rtol = 1e-4, .atol = 1e-5};
+    r.num_valid = 6;
+    r.max_abs_ref = 1.0;
+    r.max_abs = 1e-5 + 1e-4; /* at the bound */
+    char why[200];
+    assert_int_equal(oq_compare_judge_numbers(&r, why, sizeof why), 1);
+    assert_string_equal(why, "");
+    r.max_abs = 5.0;
+    assert_int_equal(oq_compare_judge_numbers(&r, why, sizeof why), 0);
+    assert_string_equal(why, "max_abs 5 above atol + rtol * max_abs_ref = 0.00011");
+    r.max_abs = 0;
+    r.over_tol = 3;
+    assert_int_equal(oq_compare_judge_numbers(&r, why, sizeof why), 0);
+    assert_string_equal(why, "over_tolerance 3");
+    r.nan_count = 2; /* named first */
+    assert_int_equal(oq_compare_judge_numbers(&r, NULL, 0), 0);
+    assert_int_equal(oq_compare_judge_numbers(&r, why, sizeof why), 0);
+    assert_string_equal(why, "nan 2");
+    memset(&r, 0, sizeof r);
+    r.ref_inf_count = 1;
+    assert_int_equal(oq_compare_judge_numbers(&r, why, sizeof why), 0);
+    assert_string_equal(why, "reference_nonfinite nan 0 inf 1");
+    assert_int_equal(oq_compare_judge_numbers(NULL, why, sizeof why), 0);
+}
+
 static void test_hist_bins(void **state)
 {
     (void)state;
@@ -1311,6 +1406,8 @@ int main(void)
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_no_finite_pair),
         cmocka_unit_test(test_atol_that_cannot_fail),
+        cmocka_unit_test(test_rtol_and_atol_that_cannot_fail),
+        cmocka_unit_test(test_judge_numbers),
         cmocka_unit_test(test_hist_bins),
         cmocka_unit_test(test_histograms),
         cmocka_unit_test(test_fast_path_bit_identical),

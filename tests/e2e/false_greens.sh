@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Two false greens a hostile review proved (2026-12-06), each a pass that judged nothing:
+# 1. rtol and atol together that pass an output of zeros (atol + rtol |e| >= |e| at every
+#    element: rtol=0.5,atol=0.9 against expected values up to 1.71); only an atol alone at or
+#    above the largest |value| was caught. Failed in replay, validate and bench --model.
+# 2. merge trusting a shard's `passed` flags over its numbers: a summary edited to nan 2,
+#    over_tolerance 3, max_abs 5 at atol 1e-5 or another tolerance, `passed` kept, merged PASSED.
+set -uo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+e2e_start
+
+"$Q" export sdpa --heads 1 --head-dim 2 --layout 3 --unmasked -o um.onnx >/dev/null || fail "export um.onnx"
+"$Q" export sdpa --heads 1 --head-dim 2 --layout 3 -o m.onnx >/dev/null || fail "export m.onnx"
+# exp.npz: the attention of in.npz in float64; zerov.npz: its value zeroed, so that the model's
+# output is all zeros; b0/b1 (masked) and their e0/e1 for the sharded run
+$PY - <<'EOF' || fail "batches"
+import numpy as np
+def attn(q, k, v, m=None):
+    s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
+    if m is not None: s = s + np.where(m[:, None, :] > 0, 0, -1e30)
+    p = np.exp(s - s.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True); o = p @ v
+    return o * (m[:, :, None] > 0) if m is not None else o
+rng = np.random.default_rng(0)
+q, k, v = [rng.standard_normal((1, 3, 2)).astype(np.float32) for _ in range(3)]
+f = lambda *a: attn(*[x.astype(np.float64) for x in a]).astype(np.float32)
+np.savez("exp.npz", output=f(q, k, v))
+np.savez("zerov.npz", query=q, key=k, value=np.zeros_like(v))
+m = np.array([[1, 1, 0]], np.float32)
+for i, s in enumerate((1.0, 0.5)):
+    np.savez("b%d.npz" % i, query=q * s, key=k, value=v, mask=m); np.savez("e%d.npz" % i, output=f(q * s, k, v, m))
+EOF
+largest=$($PY -c "import numpy as np; print(abs(np.load('exp.npz')['output']).max())")
+
+# 1. zeros pass from atol = (1 - rtol) * largest on: just below it the comparison itself fails
+#    them (the largest alone), at it they pass and the tolerance is failed as one that cannot fail
+below=$($PY -c "print(0.5 * $largest * (1 - 1e-6))")
+at=$($PY -c "print(0.5 * $largest * (1 + 1e-6))")
+R=(replay --model um.onnx --no-mask --ep cpu --inputs zerov.npz --expected exp.npz --repeat 1 --warmup 0
+   --progress never --force)
+VACUOUS="its atol [0-9.e+-]+ and rtol 0.5 pass zeros for every \|value\| up to [0-9.e+-]+, and its largest \|value\| is [0-9.e+-]+: zeros would pass in its place \(a tolerance that cannot fail: lower its atol or rtol\)"
+expect 1 "batch 0, output output: FAIL .*over_tol=1 .*worst \[0,1,0\] got 0 " "$Q" "${R[@]}" --outdir r_below --tolerance "output:rtol=0.5,atol=$below"
+expect 1 "batch 0, output output: $VACUOUS" "$Q" "${R[@]}" --outdir r_at --tolerance "output:rtol=0.5,atol=$at"
+expect 1 "batch 0, output output: $VACUOUS" "$Q" "${R[@]}" --outdir r_review --tolerance "output:rtol=0.5,atol=0.9"
+expect 1 "batch 0, output output: $VACUOUS" "$Q" validate --model um.onnx --no-mask --inputs zerov.npz \
+    --expected exp.npz --configs expected,cpu:model:fp32 --tolerance "output:rtol=0.5,atol=0.9" --repeat 1 \
+    --warmup 0 --no-plots --progress never --outdir v_review
+expect 1 "output 'output': $VACUOUS" "$Q" bench --model um.onnx --inputs zerov.npz --expected exp.npz \
+    --tolerance "output:rtol=0.5,atol=0.9" --iters 2 --warmup 0 --threads 1 --outdir b_review --force
+# an rtol alone, the preset's atol kept: 0.999999 passes zeros against |values| up to 10
+expect 1 "batch 0, output output: its atol 1e-05 and rtol 0.999999 pass zeros" "$Q" "${R[@]}" --outdir r_rtol \
+    --tolerance "output:rtol=0.999999"
+# 2. merge re-judges each shard's outputs from their numbers, at the plan's tolerance
+V=(validate --model m.onnx --inputs b0.npz b1.npz --expected e0.npz e1.npz --configs expected,cpu:model:fp32
+   --repeat 1 --warmup 0 --no-plots --progress never)
+expect 0 "prepared 2 shards" "$Q" "${V[@]}" --outdir SD --prepare-shards 2
+for i in 0 1; do expect 0 "shard $i of 2 done" "$Q" "${V[@]}" --outdir SD --shard $i/2; done
+expect 0 "verdict: PASSED" "$Q" merge SD --no-plots
+cp SD/shards/1/summary.json shard1.json
+# edit WHERE FIELD VALUE: shard 1's summary with FIELD of its output (WHERE: "all", every batch;
+# "batch", its batch's record) set to VALUE, every `passed` kept true
+edit() {
+    $PY - shard1.json SD/shards/1/summary.json "$@" <<'EOF'
+import json, sys
+src, dst, where, field, value = sys.argv[1:]
+d = json.load(open(src)); c = d["configs"][1]
+o = c["outputs"][0] if where == "all" else c["batches"][0]["outputs"][0]
+assert o["passed"] and c["status"] == "passed"
+keys = field.split(".")
+for k in keys[:-1]: o = o[k]
+o[keys[-1]] = json.loads(value)
+json.dump(d, open(dst, "w"))
+EOF
+}
+CONTRA=": refusing to merge a summary that contradicts itself(; the earlier merge.s .* removed)?$"
+for case in "nan:2:has nan 2" "over_tolerance:3:has over_tolerance 3" \
+            "reference_nonfinite.inf:1:has reference_nonfinite nan 0 inf 1" \
+            "max_abs:5.0:has max_abs 5 above atol \+ rtol \* max_abs_ref = [0-9.e+-]+" \
+            "tolerance.atol:100:was judged at rtol=0.0001,atol=100, not at the plan's rtol=0.0001,atol=1e-05"; do
+    field=${case%%:*} rest=${case#*:}
+    value=${rest%%:*} why=${rest#*:}
+    edit all "$field" "$value" || fail "edit $field"
+    expect 2 "^ortqual merge: SD/shards/1/summary.json: cpu:model:fp32 passed, but its output 'output' $why$CONTRA" \
+        "$Q" merge SD --no-plots
+    [ ! -e SD/summary.json ] && ok "$field: nothing merged" || bad "$field: SD/summary.json written"
+    [ "$field" = max_abs ] && continue # a record's max_abs has 10 digits: judged over every batch only
+    edit batch "$field" "$value" || fail "edit batch $field"
+    expect 2 "^ortqual merge: SD/shards/1/summary.json: cpu:model:fp32 passed, but its batch 1, output 'output' $why$CONTRA" \
+        "$Q" merge SD --no-plots
+done
+cp shard1.json SD/shards/1/summary.json
+expect 0 "verdict: PASSED" "$Q" merge SD --no-plots
+report
