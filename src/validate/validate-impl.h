@@ -322,8 +322,10 @@ int oq_refcache_applies(const oq_validate_plan *p);
 oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *err);
 void oq_refcache_close(oq_refcache *c);
 /* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it, or a symlink to
- * it, belongs to another user, or is not a directory. */
-oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
+ * it, belongs to another user, or is not a directory. An existing one that group or others
+ * could read or write is made private; `was` (may be NULL) gets its mode before, 0 when it was
+ * not changed, so that the caller says so. */
+oq_status oq_refcache_dir_ready(const char *dir, unsigned *was, oq_err *err);
 /* The batch's KEY: the SHA-256 of its key text, the reference's and then `inputs_sha`, the
  * SHA-256 of the batch's inputs file as the worker read it (hashed once, from the bytes it
  * parses). The calls below take the same `inputs_sha`. */

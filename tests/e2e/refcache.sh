@@ -248,6 +248,15 @@ mkdir "$T/ro" && cp "$C"/* "$T/ro/" && chmod 555 "$T/ro"
 must 0 "reference: 3 of 3 batches from cache" "$T/ro.log" $ORTQUAL validate --outdir "$T/ro-run" "${small[@]}" \
   --cache-dir "$T/ro" --configs ref:encoder:fp64,cpu:attention24:fp32
 [ "$(stat -c %a "$T/ro")" = 500 ] || fail "the read-only cache was made $(stat -c %a "$T/ro")"
+grep -qF "cache directory $T/ro: mode changed from 0555 to 0500" "$T/ro.log" \
+  || fail "the cache's mode was changed without a word: $(grep -i mode "$T/ro.log")"
+# a group's folder given as the cache (setgid, 2775) is made private, never silently: the warning
+# names the folder and both modes; a private one (made 0700 above) is left without a word
+mkdir "$T/grp" && chmod 2775 "$T/grp"
+must 0 "warning: cache directory $T/grp: mode changed from 02775 to 0700" "$T/grp.log" $ORTQUAL validate \
+  --outdir "$T/grp-run" "${small[@]}" --cache-dir "$T/grp" --configs ref:encoder:fp64,cpu:attention24:fp32
+[ "$(stat -c %a "$T/grp")" = 700 ] || fail "the group's cache folder was made $(stat -c %a "$T/grp")"
+! grep -q "mode changed" "$T/2.log" || fail "a private cache's mode was reported changed: $(grep mode "$T/2.log")"
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
   chmod 755 "$T/ro"
   must 0 "reference: 3 of 3 batches from cache" "$T/rofs.log" unshare -m sh -c \
@@ -261,7 +270,7 @@ fi
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
   mkdir "$T/theirs"
   chown nobody "$T/theirs"
-  must 2 "owned by another user" "$T/o.log" $ORTQUAL validate --outdir "$T/o" "${small[@]}" --cache-dir "$T/theirs"
+  must 2 "owned by another user \(uid [0-9]+\): the reference cache is per user" "$T/o.log" $ORTQUAL validate --outdir "$T/o" "${small[@]}" --cache-dir "$T/theirs"
   [ ! -e "$T/o" ] || fail "a refused cache directory still let the run write $T/o"
   ln -s "$T/shared" "$T/link"
   chown -h nobody "$T/link"
