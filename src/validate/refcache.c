@@ -401,16 +401,18 @@ static void entry_read(const oq_refcache *c, const batch_key *k, int64_t batch, 
 void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t batch, oq_refcache_hit *hit,
                      char *warning, size_t wn)
 {
-    char why[1200] = "";
+    char *why = hit->why;
     batch_key k;
     hit->npz = NULL;
+    *hit->key = *why = 0;
     *warning = 0;
     if (!c->enabled) return;
     if (!batch_key_make(c, inputs_sha, &k)) {
         snprintf(warning, wn, "reference cache: not read: out of memory");
         return;
     }
-    entry_read(c, &k, batch, hit, why, sizeof why);
+    entry_read(c, &k, batch, hit, why, sizeof hit->why);
+    snprintf(hit->key, sizeof hit->key, "%s", k.hex);
     if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", k.hex, why);
     batch_key_clear(&k);
 }

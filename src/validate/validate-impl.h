@@ -343,6 +343,8 @@ typedef struct oq_refcache_hit {
     size_t n;
     char path[4200];    /* the file they were read from ... */
     oq_file_id id;      /* ... and which file it was */
+    char key[65];       /* the entry's KEY, and why it was bad ("": it was not) */
+    char why[1200];
 } oq_refcache_hit;
 void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t batch, oq_refcache_hit *hit,
                      char *warning, size_t wn);

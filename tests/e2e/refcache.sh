@@ -324,6 +324,15 @@ must 0 "not a cache record; and 1 more entry ignored and recomputed$" "$T/s-sche
   $ORTQUAL validate "${S[@]}" --outdir "$T/s-schema" --cache-dir "$T/sc-schema"
 ! grep -E "in the cache: read beside|a cache entry for every batch" "$T/s-schema.log" ||
   fail "bad records announced as cache entries for every batch"
+# stderr names the first bad entry and counts the others; summary.json names every one, and why
+$PY - "$T/s-schema/summary.json" "$T/sc-schema" <<'PY' || fail "summary.json does not name every bad entry"
+import glob, json, os, sys
+ref = json.load(open(sys.argv[1]))["configs"][0]
+keys = sorted(os.path.basename(j)[:-5] for j in glob.glob(sys.argv[2] + "/*.json"))
+got = ref.get("cache_ignored", [])
+assert sorted(e["entry"] for e in got) == keys, (got, keys)
+assert all(e["reason"] == e["entry"] + ".json: not a cache record" for e in got), got
+PY
 # the good entries (rewritten by the runs above) are announced, read beside the first configuration
 must 0 "\[1/2\] ref:sdpa:fp64: a cache entry for every batch: read and verified beside \[2/2\] cpu:attention24:fp32" \
   "$T/s-good.log" $ORTQUAL validate "${S[@]}" --outdir "$T/s-good" --cache-dir "$T/sc-schema"
