@@ -1753,8 +1753,11 @@ oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix,
 
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err)
 {
-    return write_new(path, json_pack("{s:s, s:s, s:o}", "schema", OQ_VALIDATE_SCHEMA, "status",
-                                     oq_status_str(e->status), "error", oq_json_text(e->msg)), err);
+    /* the --json refusal's document (ortqual-error/1), so that one reader serves both; files of
+     * older runs ("ortqual.validate/1", no command or exit_code) are still read */
+    return write_new(path, json_pack("{s:s, s:s, s:s, s:o, s:i}", "schema", OQ_ERROR_SCHEMA, "command", "validate",
+                                     "status", oq_status_str(e->status), "error", oq_json_text(e->msg),
+                                     "exit_code", oq_status_exit_code(e->status)), err);
 }
 
 oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err)
