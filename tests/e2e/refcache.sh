@@ -337,4 +337,17 @@ PY
 must 0 "\[1/2\] ref:sdpa:fp64: a cache entry for every batch: read and verified beside \[2/2\] cpu:attention24:fp32" \
   "$T/s-good.log" $ORTQUAL validate "${S[@]}" --outdir "$T/s-good" --cache-dir "$T/sc-schema"
 grep -q "reference: 2 of 2 batches from cache" "$T/s-good.log" || fail "good entries: $(grep cache "$T/s-good.log")"
+# a split run: the merged summary names every shard's bad entries (it kept the first shard's)
+cp -r "$T/sc" "$T/sc-split"
+for j in "$T"/sc-split/*.json; do echo '{"schema": 1}' > "$j"; done
+must 0 "prepared" "$T/sp.log" $ORTQUAL validate "${S[@]}" --outdir "$T/sp" --cache-dir "$T/sc-split" --prepare-shards 2
+for i in 0 1; do
+  must 0 "shard $i of 2 done" "$T/sp$i.log" $ORTQUAL validate "${S[@]}" --outdir "$T/sp" --cache-dir "$T/sc-split" --shard $i/2
+done
+must 0 PASSED "$T/spm.log" $ORTQUAL merge --no-plots "$T/sp"
+$PY - "$T/sp/summary.json" <<'PY' || fail "the merged summary does not name every shard's bad entry"
+import json, sys
+got = json.load(open(sys.argv[1]))["configs"][0].get("cache_ignored", [])
+assert len(got) == 2 and len({e["entry"] for e in got}) == 2, got
+PY
 echo "refcache: ok"
