@@ -115,7 +115,7 @@ OQ_API oq_status oq_read_file(const char *path, unsigned char **buf, size_t *n, 
 /* Check that `path` is a regular file of at most OQ_READ_MAX bytes, with
  * oq_read_file's messages; *size (may be NULL) gets its size. */
 OQ_API oq_status oq_check_regular_file(const char *path, uint64_t *size, oq_err *err);
-/* mkdir -p with mode 0755 (OQ_ERR_OUTPUT when a folder cannot be made). */
+/* mkdir -p with mode 0777 less the umask (OQ_ERR_OUTPUT when a folder cannot be made). */
 OQ_API oq_status oq_mkdirs(const char *path, oq_err *err);
 /* Makes directory `name` inside the existing directory `parent`, or takes it as it is, and
  * refuses (OQ_ERR_INVALID_ARG) a symbolic link or anything but a directory there (checked by

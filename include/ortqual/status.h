@@ -80,6 +80,14 @@ typedef struct oq_err {
  *   OQ_ERR_CHECK_FAILED "check failed"
  *   OQ_ERR_OUTPUT       "cannot write output" */
 OQ_API const char *oq_status_str(oq_status s);
+/* The schema of a refusal's document: the tool's --json refusal and a run's error.json, {"schema",
+ * "command", "status" (oq_status_str), "error" (the message), "exit_code"}. */
+#define OQ_ERROR_SCHEMA "ortqual-error/1"
+/* The exit status of a command refused with status s, the one table the tool and error.json
+ * use: 3 when the runtime or the system failed (OQ_ERR_RUNTIME, OQ_ERR_OUTPUT, OQ_ERR_NOMEM),
+ * else 2 (bad usage or input: arguments, files read, shapes, masks). Never 0, OQ_OK included:
+ * a refusal is not a success. */
+OQ_API int oq_status_exit_code(oq_status s);
 /* Every enum's name getter (oq_verdict_name, oq_repr_name, oq_dtype_name...) keeps this rule: a
  * value outside its enum names "unknown" (never NULL, never an abort): a stray cast in a caller
  * must not read past a table. oq_graph_opt_level says OQ_GRAPH_OPT_LEVEL_UNKNOWN. */

@@ -410,6 +410,13 @@ typedef struct oq_config_shard {
     double session_create_s;
 } oq_config_shard;
 
+/* A reference cache entry found bad, ignored and recomputed: its KEY (the files KEY.json and
+ * KEY.npz of the cache directory) and why. */
+typedef struct oq_cache_ignored {
+    char *entry;
+    char *reason;
+} oq_cache_ignored;
+
 typedef struct oq_config_result {
     oq_config config;             /* name, runtime, representation, precision, kernel */
     int is_reference;             /* configs[0] */
@@ -447,6 +454,8 @@ typedef struct oq_config_result {
                                      matched); refusal.raw is ORT's message as it came */
     size_t n_shards;              /* a merged summary: the shards that ran it (worker and cost */
     oq_config_shard *shards;      /* then hold sums over them, memory the largest) */
+    size_t n_cache_ignored;       /* the reference: every cache entry found bad and recomputed */
+    oq_cache_ignored *cache_ignored; /* (cache_warning names the first and counts the others) */
 } oq_config_result;
 
 /* What the run as a whole says (docs/verdicts.md). */

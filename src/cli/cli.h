@@ -20,11 +20,9 @@ enum {
 };
 
 /* The exit status of a library error: the runtime, an output that cannot be written or memory
- * is OQ_EXIT_RUNTIME; the rest (arguments, files read, shapes, masks) OQ_EXIT_USAGE. */
-static inline int oq_cli_exit_of(oq_status st)
-{
-    return st == OQ_ERR_RUNTIME || st == OQ_ERR_OUTPUT || st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
-}
+ * is OQ_EXIT_RUNTIME; the rest (arguments, files read, shapes, masks) OQ_EXIT_USAGE. The
+ * library's table, which a shard's error.json records too. */
+static inline int oq_cli_exit_of(oq_status st) { return oq_status_exit_code(st); }
 
 struct oq_cli_cmd {
     const char *name;
@@ -70,7 +68,7 @@ struct json_t *oq_cli_json_text(const char *s);
 #define OQ_CLI_ESTIMATE_SCHEMA "ortqual.estimate/1"
 #define OQ_CLI_SLURM_SCHEMA "ortqual.slurm/1"
 #define OQ_CLI_PLOT_SCHEMA "ortqual.plot/1"         /* plot --json: the files written */
-#define OQ_CLI_ERROR_SCHEMA "ortqual-error/1"       /* a refusal, in every subcommand */
+#define OQ_CLI_ERROR_SCHEMA OQ_ERROR_SCHEMA           /* a refusal, in every subcommand */
 
 /* A refusal: "ortqual CMD: MSG" on stderr and, with --json (`json`), the same on stdout as
  * one JSON object {schema "ortqual-error/1", command, status, error, exit_code}, so that a

@@ -403,9 +403,9 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix)
     snprintf(buf, n, "ortqual-out/%s%s", prefix, stamp);
     /* made here, exclusively: two runs started in the same second get two folders (-2, -3, ...);
      * a folder that cannot be made is left to the run, which says why */
-    if (mkdir("ortqual-out", 0755) == 0) made_parent = 1;
+    if (mkdir("ortqual-out", 0777) == 0) made_parent = 1;
     else if (errno != EEXIST) return;
-    for (int k = 2; mkdir(buf, 0755) != 0 && errno == EEXIST && k < 1000; k++)
+    for (int k = 2; mkdir(buf, 0777) != 0 && errno == EEXIST && k < 1000; k++)
         snprintf(buf, n, "ortqual-out/%s%s-%d", prefix, stamp, k);
 }
 

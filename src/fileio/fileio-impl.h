@@ -31,6 +31,11 @@ char *oq_json_dumps(const json_t *j, size_t flags);
  * read-only folder, the system's failure (exit 3), never the input's. */
 oq_status oq_err_write(oq_err *err, const char *path, int saved_errno);
 
+/* `mode` less the process's umask (read once, thread-safely: fileio.c): the mode of a file made
+ * by mkstemp (0600) and then given its output's mode. Files and folders made with open/mkdir
+ * get the umask from the kernel. */
+mode_t oq_output_mode(mode_t mode);
+
 /* The temporary file of a write of `path` by this process, as mkstemp's template
  * ("<path>.tmp.<pid>.XXXXXX"): the one place that spells it (temps.c). malloc'd; NULL when out
  * of memory. */

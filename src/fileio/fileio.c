@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,35 @@ static int output_kind_ok(const char *path, oq_err *err)
     return 0;
 }
 
-/* The temporary file beside `path` (0644: results are meant to be shared); its descriptor.
+/* The process's umask, read once from /proc/self/status ("Umask:", Linux 4.7+): umask(2) can
+ * only read it by setting it, and setting it, even back, races with other threads creating
+ * files. Without /proc it is read that way, once, at the first output's write. */
+static mode_t process_umask;
+
+static void umask_read(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    unsigned mask = 0;
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) found = sscanf(line, "Umask: %o", &mask) == 1;
+    if (f) fclose(f);
+    if (!found) {
+        mask = umask(022);
+        umask((mode_t)mask);
+    }
+    process_umask = (mode_t)mask & 0777;
+}
+
+mode_t oq_output_mode(mode_t mode)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, umask_read);
+    return mode & ~process_umask;
+}
+
+/* The temporary file beside `path` (0666 less the umask, as any tool's output: a campaign's
+ * group may share it, a private umask keeps it private); its descriptor.
  * `any_kind`: whatever is at `path` may be replaced (a folder of the library's own, where a FIFO
  * is debris, not the user's output). */
 static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, int any_kind, oq_err *err)
@@ -67,7 +96,7 @@ static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, in
         return -1;
     }
     oq_temp_hold(af->tmp);
-    fchmod(fd, 0644); /* mkstemp makes 0600 */
+    fchmod(fd, oq_output_mode(0666)); /* mkstemp makes 0600 */
     return fd;
 }
 
@@ -417,7 +446,7 @@ oq_status oq_mkdirs(const char *path, oq_err *err)
         int end = *s == 0;
         if (*s == '/' || end) {
             *s = 0;
-            if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) { /* the umask decides */
                 oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot create directory: %s", p, strerror(errno));
                 free(p);
                 return OQ_ERR_OUTPUT;
@@ -437,7 +466,7 @@ oq_status oq_mkdir_in(const char *parent, const char *name, oq_err *err)
     int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pfd < 0) return oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot open directory: %s", parent, strerror(errno));
     oq_status st = OQ_OK;
-    int made = mkdirat(pfd, name, 0755) == 0;
+    int made = mkdirat(pfd, name, 0777) == 0; /* the umask decides */
     if (!made && errno != EEXIST) {
         st = oq_err_set(err, OQ_ERR_OUTPUT, "%s/%s: cannot create directory: %s", parent, name, strerror(errno));
     } else {

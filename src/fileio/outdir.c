@@ -221,7 +221,8 @@ static oq_status lock_busy(const oq_outdir_lock *lk, const char *text, oq_err *e
  * it: try again, unless `last`), -1 an error (in *st) or no lock to be had here (*st OQ_OK). */
 static int lock_try(oq_outdir_lock *lk, int last, oq_status *st, oq_err *err)
 {
-    int fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* 0666 less the umask: a group that shares the folder must be able to take its lock too */
+    int fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     struct stat a, b;
     *st = OQ_OK;
     if (fd < 0 && errno == ELOOP)

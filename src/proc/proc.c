@@ -259,7 +259,7 @@ oq_status oq_proc_start_bg(char *const argv[], int (*fn)(void *ctx), void *ctx, 
     OQ_NEED(err, bg);
     memset(bg, 0, sizeof *bg);
     child_task t = {.argv = argv, .fn = fn, .ctx = ctx};
-    int errfd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int errfd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666); /* the umask decides */
     if (errfd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: %s", stderr_path, strerror(errno));
     if (snprintf(bg->stderr_path, sizeof bg->stderr_path, "%s", stderr_path) >= (int)sizeof bg->stderr_path) {
         close(errfd);

@@ -25,6 +25,11 @@ const char *oq_status_str(oq_status s)
     return "unknown status";
 }
 
+int oq_status_exit_code(oq_status s)
+{
+    return s == OQ_ERR_RUNTIME || s == OQ_ERR_OUTPUT || s == OQ_ERR_NOMEM ? 3 : 2;
+}
+
 /* What is kept of a word too long for a message: its head and its tail (a path's file name). */
 enum { KEEP_HEAD = 200, KEEP_TAIL = 60 };
 

@@ -804,6 +804,36 @@ static int config_shards_back(const json_t *a, oq_config_result *r)
     return 1;
 }
 
+/* Every bad reference cache entry: [{"entry": KEY, "reason"}]. */
+static json_t *cache_ignored_json(const oq_config_result *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < r->n_cache_ignored; i++)
+        json_array_append_new(a, json_pack("{s:s, s:s}", "entry", r->cache_ignored[i].entry, "reason",
+                                           r->cache_ignored[i].reason));
+    return a;
+}
+
+/* cache_ignored read back (absent: none, as in a summary written before it); 0 out of memory or
+ * a malformed entry. */
+static int cache_ignored_back(const json_t *a, oq_config_result *r)
+{
+    if (!a) return 1;
+    if (!json_is_array(a)) return 0;
+    size_t n = json_array_size(a);
+    r->cache_ignored = n ? calloc(n, sizeof *r->cache_ignored) : NULL;
+    if (n && !r->cache_ignored) return 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *e = str_of(json_array_get(a, i), "entry"), *why = str_of(json_array_get(a, i), "reason");
+        if (!e || !why) return 0;
+        oq_cache_ignored *c = &r->cache_ignored[r->n_cache_ignored++];
+        c->entry = strdup(e);
+        c->reason = strdup(why);
+        if (!c->entry || !c->reason) return 0;
+    }
+    return 1;
+}
+
 static json_t *teeth_json(const oq_teeth_result *t)
 {
     json_t *j = json_object();
@@ -920,6 +950,7 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
     json_object_set_new(j, "status", json_string(oq_verdict_name(r->status)));
     set_str(j, "reason", r->reason);
     set_str(j, "cache_warning", r->cache_warning);
+    if (r->n_cache_ignored) json_object_set_new(j, "cache_ignored", cache_ignored_json(r));
     if (r->required) json_object_set_new(j, "required", json_true());
     if (r->teeth.ran) json_object_set_new(j, "teeth", teeth_json(&r->teeth));
     if (r->refusal.raw || r->refusal.id) json_object_set_new(j, "refusal", refusal_json(&r->refusal));
@@ -984,6 +1015,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
                           r->config.name);
     r->reason = dup_of(j, "reason", &ok);
     r->cache_warning = dup_of(j, "cache_warning", &ok);
+    ok = ok && cache_ignored_back(json_object_get(j, "cache_ignored"), r);
     r->required = json_is_true(json_object_get(j, "required"));
     r->model_file = oq_json_path_dup(j, "model_file", &ok);
     ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
@@ -1714,8 +1746,11 @@ oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix,
 
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err)
 {
-    return write_new(path, json_pack("{s:s, s:s, s:o}", "schema", OQ_VALIDATE_SCHEMA, "status",
-                                     oq_status_str(e->status), "error", oq_json_text(e->msg)), err);
+    /* the --json refusal's document (ortqual-error/1), so that one reader serves both; files of
+     * older runs ("ortqual.validate/1", no command or exit_code) are still read */
+    return write_new(path, json_pack("{s:s, s:s, s:s, s:o, s:i}", "schema", OQ_ERROR_SCHEMA, "command", "validate",
+                                     "status", oq_status_str(e->status), "error", oq_json_text(e->msg),
+                                     "exit_code", oq_status_exit_code(e->status)), err);
 }
 
 oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err)

@@ -341,6 +341,22 @@ static int copy_strv(char ***dst, size_t *n, char *const *src, size_t n_src)
     return 1;
 }
 
+/* Every shard's bad reference cache entries, one list (the merged cache_warning is shard 0's);
+ * 0 out of memory. */
+static int merge_cache_ignored(oq_config_result *out, oq_config_result *f)
+{
+    if (!f->n_cache_ignored) return 1;
+    oq_cache_ignored *v = realloc(out->cache_ignored, (out->n_cache_ignored + f->n_cache_ignored) * sizeof *v);
+    if (!v) return 0;
+    memcpy(v + out->n_cache_ignored, f->cache_ignored, f->n_cache_ignored * sizeof *v);
+    out->cache_ignored = v;
+    out->n_cache_ignored += f->n_cache_ignored;
+    free(f->cache_ignored);
+    f->cache_ignored = NULL;
+    f->n_cache_ignored = 0;
+    return 1;
+}
+
 /* Each output over the batches of both (a batch is compared in one shard only: the
  * reference, which every shard may run, compares nothing). */
 static int merge_outputs(oq_config_result *into, const oq_config_result *from)
@@ -670,7 +686,7 @@ static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, 
     for (size_t i = 1; ok && i < n; i++) {
         oq_config_result *f = e[i].r;
         ok = merge_outputs(out, f) && merge_dispatch(&out->dispatch, &f->dispatch) &&
-             merge_placement(&out->placement, &f->placement);
+             merge_placement(&out->placement, &f->placement) && merge_cache_ignored(out, f);
         merge_costs(out, f);
         /* a shard whose check failed never reran with MATH forced: another's rerun stands */
         if (f->teeth.ran && (!out->teeth.ran || (!f->teeth.proved && out->teeth.proved))) {

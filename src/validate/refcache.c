@@ -39,9 +39,10 @@
 
 /* The directory: made 0700 when absent; a symlink must be this user's, and so must the
  * directory it leads to (another user's could be swapped under us or read our outputs). */
-oq_status oq_refcache_dir_ready(const char *dir, oq_err *err)
+oq_status oq_refcache_dir_ready(const char *dir, unsigned *was, oq_err *err)
 {
     struct stat sb;
+    if (was) *was = 0;
     if (lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode) && sb.st_uid != geteuid())
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: a symbolic link owned by another user (uid %u)",
                           dir, (unsigned)sb.st_uid);
@@ -61,16 +62,21 @@ oq_status oq_refcache_dir_ready(const char *dir, oq_err *err)
     }
     if (!S_ISDIR(sb.st_mode)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: not a directory", dir);
     if (sb.st_uid != geteuid())
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: owned by another user (uid %u)", dir,
-                          (unsigned)sb.st_uid);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: owned by another user (uid %u): the "
+                          "reference cache is per user (another's entries are not trusted): give a cache "
+                          "directory of your own, or run without one", dir, (unsigned)sb.st_uid);
     /* private: group and others lose their bits, the owner's stay the user's (a cache made
      * read-only, 0500, is read and not written to: it was made 0700). On a read-only file
      * system nothing of ours can be stored there for others to read: it is used as it is (it
      * was refused, exit 2, unless it happened to be 0700). */
     mode_t mode = sb.st_mode & 0777;
-    if ((mode & 077) && chmod(dir, mode & 0700) != 0 && errno != EROFS)
+    if (!(mode & 077)) return OQ_OK;
+    if (chmod(dir, mode & 0700) == 0) {
+        if (was) *was = (unsigned)(sb.st_mode & 07777);
+    } else if (errno != EROFS) {
         return oq_err_set(err, OQ_ERR_IO, "cache directory %s: cannot make it private (0%o): %s", dir,
                           (unsigned)(mode & 0700), strerror(errno));
+    }
     return OQ_OK;
 }
 
@@ -110,7 +116,7 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
     if (!oq_refcache_applies(p)) return OQ_OK;
     if (snprintf(c->dir, sizeof c->dir, "%s", p->cache_dir) >= (int)sizeof c->dir)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %.64s...: path too long", p->cache_dir);
-    oq_status st = oq_refcache_dir_ready(c->dir, err);
+    oq_status st = oq_refcache_dir_ready(c->dir, NULL, err); /* checked (and said) by the run first */
     if (st) return st;
     c->key_text = cache_key_text(p, err);
     if (!c->key_text) return err->status;
@@ -395,16 +401,18 @@ static void entry_read(const oq_refcache *c, const batch_key *k, int64_t batch, 
 void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t batch, oq_refcache_hit *hit,
                      char *warning, size_t wn)
 {
-    char why[1200] = "";
+    char *why = hit->why;
     batch_key k;
     hit->npz = NULL;
+    *hit->key = *why = 0;
     *warning = 0;
     if (!c->enabled) return;
     if (!batch_key_make(c, inputs_sha, &k)) {
         snprintf(warning, wn, "reference cache: not read: out of memory");
         return;
     }
-    entry_read(c, &k, batch, hit, why, sizeof why);
+    entry_read(c, &k, batch, hit, why, sizeof hit->why);
+    snprintf(hit->key, sizeof hit->key, "%s", k.hex);
     if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", k.hex, why);
     batch_key_clear(&k);
 }

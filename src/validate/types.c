@@ -181,6 +181,8 @@ void oq_config_result_clear(oq_config_result *r)
 {
     free(r->reason);
     free(r->cache_warning);
+    for (size_t i = 0; i < r->n_cache_ignored; i++) free(r->cache_ignored[i].entry), free(r->cache_ignored[i].reason);
+    free(r->cache_ignored);
     free(r->model_file);
     worker_run_clear(&r->worker);
     for (size_t i = 0; i < r->n_batches; i++) free(r->batches[i].outputs);

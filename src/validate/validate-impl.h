@@ -336,8 +336,10 @@ int oq_refcache_applies(const oq_validate_plan *p);
 oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *err);
 void oq_refcache_close(oq_refcache *c);
 /* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it, or a symlink to
- * it, belongs to another user, or is not a directory. */
-oq_status oq_refcache_dir_ready(const char *dir, oq_err *err);
+ * it, belongs to another user, or is not a directory. An existing one that group or others
+ * could read or write is made private; `was` (may be NULL) gets its mode before, 0 when it was
+ * not changed, so that the caller says so. */
+oq_status oq_refcache_dir_ready(const char *dir, unsigned *was, oq_err *err);
 /* The batch's KEY: the SHA-256 of its key text, the reference's and then `inputs_sha`, the
  * SHA-256 of the batch's inputs file as the worker read it (hashed once, from the bytes it
  * parses). The calls below take the same `inputs_sha`. */
@@ -355,6 +357,8 @@ typedef struct oq_refcache_hit {
     size_t n;
     char path[4200];    /* the file they were read from ... */
     oq_file_id id;      /* ... and which file it was */
+    char key[65];       /* the entry's KEY, and why it was bad ("": it was not) */
+    char why[1200];
 } oq_refcache_hit;
 void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t batch, oq_refcache_hit *hit,
                      char *warning, size_t wn);

@@ -1665,7 +1665,12 @@ static oq_status check_cache(const oq_validate_opts *o, oq_err *err)
     const oq_config *ref = o->n_configs ? &o->configs[0] : NULL;
     if (!o->cache_dir || o->repeat_reference || !ref || oq_config_uses_ort(ref) || oq_config_is_expected(ref))
         return OQ_OK;
-    return oq_refcache_dir_ready(o->cache_dir, err);
+    unsigned was = 0;
+    oq_status st = oq_refcache_dir_ready(o->cache_dir, &was, err);
+    if (!st && was) /* a folder the user gave, changed: never silently (a group's shared cache lost its bits) */
+        progress(o, "warning: cache directory %s: mode changed from 0%o to 0%o: the reference cache is private, "
+                 "per user", o->cache_dir, was, was & 0700);
+    return st;
 }
 
 /* Which reference cache the run uses, or why none, for summary.json. A C reference without one

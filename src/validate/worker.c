@@ -345,6 +345,19 @@ static void cache_warning(worker *w, const char *what)
     if (*what && !w->r->cache_warning) w->r->cache_warning = strdup(what);
 }
 
+/* A bad entry kept for summary.json (every one: the warning names the first only); out of
+ * memory, the count still says how many there were. */
+static void cache_ignored(worker *w, const oq_refcache_hit *e)
+{
+    oq_config_result *r = w->r;
+    oq_cache_ignored *v = realloc(r->cache_ignored, (r->n_cache_ignored + 1) * sizeof *v);
+    if (!v) return;
+    r->cache_ignored = v;
+    v[r->n_cache_ignored] = (oq_cache_ignored){strdup(e->key), strdup(e->why)};
+    if (v[r->n_cache_ignored].entry && v[r->n_cache_ignored].reason) r->n_cache_ignored++;
+    else free(v[r->n_cache_ignored].entry), free(v[r->n_cache_ignored].reason);
+}
+
 /* The first bad entry's warning says how many more there were (one warning stood for all). */
 static void cache_ignored_count(worker *w)
 {
@@ -386,6 +399,7 @@ static oq_status cache_use(worker *w, const oq_plan_batch *pb, const batch_mask 
     const oq_refcache_hit *e = &h->e;
     oq_status st = e->npz ? pass_on(w, pb, bm, e->npz, e->n, e, err) : OQ_OK;
     b->reference_cached = e->npz && !st;
+    if (!e->npz && *e->why) cache_ignored(w, e);
     w->cache_ignored += !e->npz && *h->warning;
     free(h->e.npz);
     h->e.npz = NULL;

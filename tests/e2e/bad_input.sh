@@ -115,6 +115,17 @@ one_line 2 "^ortqual validate: extra.npz: member 'rgs' is neither an output nor 
     $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/inputs_000.npz" --expected extra.npz \
     --configs expected,cpu:model:fp32 --outdir vx
 only_error_json vx
+#    its error.json is the --json refusal's document (ortqual-error/1, the same keys and values:
+#    it was "ortqual.validate/1" with no exit_code, a summary's schema without a verdict)
+$Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/inputs_000.npz" --expected extra.npz \
+    --configs expected,cpu:model:fp32 --outdir vxj --json >vxj.json 2>/dev/null || true
+/usr/bin/python3 - vx/error.json vxj.json <<'PY' && ok "error.json is the --json refusal's ortqual-error/1" ||
+import json, sys
+f, j = (json.load(open(p)) for p in sys.argv[1:])
+assert f == j, (f, j)
+assert f["schema"] == "ortqual-error/1" and f["exit_code"] == 2 and f["command"] == "validate", f
+PY
+    bad "error.json differs from the --json refusal: $(cat vx/error.json) vs $(cat vxj.json)"
 expect 0 "cpu:model:fp32: passed" $Q validate --model "$FX/mlpf_like_op18.onnx" --inputs "$FX/io.npz" \
     --configs expected,cpu:model:fp32 --no-plots --outdir vio
 #    the same member in the --inputs file (a tokenizer's position_ids the export dropped, an

@@ -248,6 +248,15 @@ mkdir "$T/ro" && cp "$C"/* "$T/ro/" && chmod 555 "$T/ro"
 must 0 "reference: 3 of 3 batches from cache" "$T/ro.log" $ORTQUAL validate --outdir "$T/ro-run" "${small[@]}" \
   --cache-dir "$T/ro" --configs ref:encoder:fp64,cpu:attention24:fp32
 [ "$(stat -c %a "$T/ro")" = 500 ] || fail "the read-only cache was made $(stat -c %a "$T/ro")"
+grep -qF "cache directory $T/ro: mode changed from 0555 to 0500" "$T/ro.log" \
+  || fail "the cache's mode was changed without a word: $(grep -i mode "$T/ro.log")"
+# a group's folder given as the cache (setgid, 2775) is made private, never silently: the warning
+# names the folder and both modes; a private one (made 0700 above) is left without a word
+mkdir "$T/grp" && chmod 2775 "$T/grp"
+must 0 "warning: cache directory $T/grp: mode changed from 02775 to 0700" "$T/grp.log" $ORTQUAL validate \
+  --outdir "$T/grp-run" "${small[@]}" --cache-dir "$T/grp" --configs ref:encoder:fp64,cpu:attention24:fp32
+[ "$(stat -c %a "$T/grp")" = 700 ] || fail "the group's cache folder was made $(stat -c %a "$T/grp")"
+! grep -q "mode changed" "$T/2.log" || fail "a private cache's mode was reported changed: $(grep mode "$T/2.log")"
 if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
   chmod 755 "$T/ro"
   must 0 "reference: 3 of 3 batches from cache" "$T/rofs.log" unshare -m sh -c \
@@ -261,7 +270,7 @@ fi
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
   mkdir "$T/theirs"
   chown nobody "$T/theirs"
-  must 2 "owned by another user" "$T/o.log" $ORTQUAL validate --outdir "$T/o" "${small[@]}" --cache-dir "$T/theirs"
+  must 2 "owned by another user \(uid [0-9]+\): the reference cache is per user" "$T/o.log" $ORTQUAL validate --outdir "$T/o" "${small[@]}" --cache-dir "$T/theirs"
   [ ! -e "$T/o" ] || fail "a refused cache directory still let the run write $T/o"
   ln -s "$T/shared" "$T/link"
   chown -h nobody "$T/link"
@@ -315,8 +324,30 @@ must 0 "not a cache record; and 1 more entry ignored and recomputed$" "$T/s-sche
   $ORTQUAL validate "${S[@]}" --outdir "$T/s-schema" --cache-dir "$T/sc-schema"
 ! grep -E "in the cache: read beside|a cache entry for every batch" "$T/s-schema.log" ||
   fail "bad records announced as cache entries for every batch"
+# stderr names the first bad entry and counts the others; summary.json names every one, and why
+$PY - "$T/s-schema/summary.json" "$T/sc-schema" <<'PY' || fail "summary.json does not name every bad entry"
+import glob, json, os, sys
+ref = json.load(open(sys.argv[1]))["configs"][0]
+keys = sorted(os.path.basename(j)[:-5] for j in glob.glob(sys.argv[2] + "/*.json"))
+got = ref.get("cache_ignored", [])
+assert sorted(e["entry"] for e in got) == keys, (got, keys)
+assert all(e["reason"] == e["entry"] + ".json: not a cache record" for e in got), got
+PY
 # the good entries (rewritten by the runs above) are announced, read beside the first configuration
 must 0 "\[1/2\] ref:sdpa:fp64: a cache entry for every batch: read and verified beside \[2/2\] cpu:attention24:fp32" \
   "$T/s-good.log" $ORTQUAL validate "${S[@]}" --outdir "$T/s-good" --cache-dir "$T/sc-schema"
 grep -q "reference: 2 of 2 batches from cache" "$T/s-good.log" || fail "good entries: $(grep cache "$T/s-good.log")"
+# a split run: the merged summary names every shard's bad entries (it kept the first shard's)
+cp -r "$T/sc" "$T/sc-split"
+for j in "$T"/sc-split/*.json; do echo '{"schema": 1}' > "$j"; done
+must 0 "prepared" "$T/sp.log" $ORTQUAL validate "${S[@]}" --outdir "$T/sp" --cache-dir "$T/sc-split" --prepare-shards 2
+for i in 0 1; do
+  must 0 "shard $i of 2 done" "$T/sp$i.log" $ORTQUAL validate "${S[@]}" --outdir "$T/sp" --cache-dir "$T/sc-split" --shard $i/2
+done
+must 0 PASSED "$T/spm.log" $ORTQUAL merge --no-plots "$T/sp"
+$PY - "$T/sp/summary.json" <<'PY' || fail "the merged summary does not name every shard's bad entry"
+import json, sys
+got = json.load(open(sys.argv[1]))["configs"][0].get("cache_ignored", [])
+assert len(got) == 2 and len({e["entry"] for e in got}) == 2, got
+PY
 echo "refcache: ok"
