@@ -10,17 +10,12 @@ e2e_start
 # gi.onnx: sel int64 [2,3] -> GatherElements 'ge' (axis 1) over E [2,5]; pairs int64 [2,2] ->
 # GatherND 'nd' over P [3,4] (a tuple's first position a row of 3, its second a column of 4);
 # E and P zeros, so the outputs saved beside the inputs are zeros
-$PY - <<'PY' || fail "writing the model and batches"
+$PY - "$OQ_SOURCE_DIR/tests/e2e/lib" <<'PY' || fail "writing the model and batches"
+import sys
 import numpy as np
-def v(x):
-    out = bytearray()
-    while True:
-        c = x & 0x7F; x >>= 7
-        out.append(c | 0x80 if x else c)
-        if not x: return bytes(out)
-def f(n, b):
-    b = b.encode() if isinstance(b, str) else b
-    return v(n << 3 | 2) + v(len(b)) + b
+sys.path.insert(0, sys.argv[1])
+from pbwire import enc as v, ld
+def f(n, b): return ld(n, b.encode() if isinstance(b, str) else b)
 def num(n, x): return v(n << 3) + v(x)
 def vinfo(name, elem, dims):  # elem 1 float, 7 int64
     shape = b"".join(f(1, num(1, d)) for d in dims)
