@@ -390,18 +390,7 @@ static void judge_batch(concat *c, const oq_batch_result *b)
         for (size_t i = 0; !all && i < c->whole->n_outputs; i++)
             if (!strcmp(c->whole->outputs[i].all.name, o->name)) all = &c->whole->outputs[i].all;
         oq_compare_result *r = c->m->scratch;
-        memset(r, 0, sizeof *r);
-        snprintf(r->name, sizeof r->name, "%s", o->name);
-        r->tol = o->tol;
-        r->exact = o->exact;
-        r->num_valid = o->num_valid;
-        r->over_tol = o->over_tol;
-        r->nan_count = o->nan_count;
-        r->inf_count = o->inf_count;
-        r->ref_nan_count = o->ref_nan_count;
-        r->ref_inf_count = o->ref_inf_count;
-        r->padding_checked = o->padding_checked;
-        r->pad_nonzero = o->pad_nonzero;
+        oq_batch_output_counts(o, r);
         r->max_abs_ref = all ? all->max_abs_ref : 0;
         char why[600] = "failed";
         if (o->passed && !all) snprintf(why, sizeof why, "is not among the configuration's outputs");

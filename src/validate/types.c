@@ -302,6 +302,22 @@ void oq_validate_summary_free(oq_validate_summary *s)
 
 /* ---- outputs over batches ------------------------------------------------------------ */
 
+void oq_batch_output_counts(const oq_batch_output *o, oq_compare_result *r)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", o->name);
+    r->tol = o->tol;
+    r->exact = o->exact;
+    r->num_valid = o->num_valid;
+    r->over_tol = o->over_tol;
+    r->nan_count = o->nan_count;
+    r->inf_count = o->inf_count;
+    r->ref_nan_count = o->ref_nan_count;
+    r->ref_inf_count = o->ref_inf_count;
+    r->padding_checked = o->padding_checked;
+    r->pad_nonzero = o->pad_nonzero;
+}
+
 void oq_batch_output_of(const oq_compare_result *r, const oq_worst_events *ev, oq_batch_output *o)
 {
     memset(o, 0, sizeof *o);
