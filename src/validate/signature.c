@@ -226,8 +226,7 @@ oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_wei
     sig->mask = sig->features = -1;
     const char *path = o->kind == OQ_MODEL_USER ? o->model_path : "the exported model";
     sig->label = path;
-    sig->own = o->kind != OQ_MODEL_USER;
-    sig->reads_padding = o->kind == OQ_MODEL_SDPA;
+    sig->kind = o->kind;
     sig->seq_axes = o->seq_axes;
     sig->n_seq_axes = o->n_seq_axes;
     oq_status st = OQ_OK;
@@ -594,9 +593,10 @@ static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in
         oq_err why = {0};
         int masked = in->lengths && oq_input_mask_axes(&r, t->name, t->ndim, t->shape, &a, &why);
         int additive = in->uses && (in->uses[i] & OQ_USE_ADDITIVE);
-        int64_t e = masked && !sig->reads_padding ? first_valid_non_finite(t, additive, a, in->lengths)
-                                                  : first_refused(t, additive, 0, oq_tensor_numel(t));
-        if (e >= 0) return non_finite_error(t, e, a, &why, sig->reads_padding, in->ids, path, err);
+        int reads_padding = sig->kind == OQ_MODEL_SDPA;
+        int64_t e = masked && !reads_padding ? first_valid_non_finite(t, additive, a, in->lengths)
+                                              : first_refused(t, additive, 0, oq_tensor_numel(t));
+        if (e >= 0) return non_finite_error(t, e, a, &why, reads_padding, in->ids, path, err);
     }
     return OQ_OK;
 }
@@ -745,7 +745,7 @@ oq_status oq_signature_take_batch(const oq_signature *sig, oq_npz *z, const char
         snprintf(what, sizeof what, "%s: member '%s'", path, member);
         st = oq_npz_feed_as(in->t[i], (oq_dtype)mi->inputs[i].elem_type, what, err);
         if (!st) st = check_declared(&mi->inputs[i], in->t[i], path, "member", in, err);
-        if (st == OQ_ERR_SHAPE && sig->own && (int)i == sig->features) st = own_width_hint(&mi->inputs[i], in->t[i], err);
+        if (st == OQ_ERR_SHAPE && sig->kind != OQ_MODEL_USER && (int)i == sig->features) st = own_width_hint(&mi->inputs[i], in->t[i], err);
         if (!st) st = oq_tensor_set_name(in->t[i], mi->inputs[i].name, err);
     }
     in->uses = sig->uses;

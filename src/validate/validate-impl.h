@@ -489,8 +489,8 @@ typedef struct oq_signature {
     unsigned *uses;      /* each input's OQ_USE_* bits (inspect/inputuse-impl.h); NULL: not known */
     oq_mask_polarity polarity; /* which value of the mask marks a valid element */
     int polarity_fixed;  /* ortqual's models or its C encoder judge the run: they read 1 = valid alone */
-    int own;             /* ortqual's exported model: its sizes come from the run's options */
-    int reads_padding;   /* ortqual's sdpa model: it does not sanitize padded Q, K, V (a NaN there reaches the output) */
+    oq_model_kind kind;  /* ortqual's exported models take their sizes from the run's options; its sdpa
+                            model does not sanitize padded Q, K, V (a NaN there reaches the output) */
     const char *label;   /* the model in messages: its path, or "the exported model" */
     size_t n_seq_axes;   /* the caller's --seq-axis, checked against the outputs (borrowed) */
     const oq_seq_axis *seq_axes;
