@@ -1,6 +1,7 @@
 /* Plans and shards: what names a validation plan, how it is split, and what a shard checks
  * before it runs its part (ortqual/shard.h). The JSON of plan.json and started.json is
  * written and read in json.c. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -165,14 +166,24 @@ oq_status oq_shard_setup(const oq_validate_opts *o, int *replaced, oq_err *err)
         return oq_err_set(err, OQ_ERR_IO, "%s exists: these shards were prepared already (overwrite to prepare "
                                           "them again, which removes their results, or choose another output "
                                           "folder)", path);
-    if (!o->overwrite) return OQ_OK;
-    /* --force: an earlier plan's shard results and merge must not outlive it: the merge's
-     * summary, page, table and figures first (it takes plan.json to tell them the tool's) */
-    oq_validate_merge_drop(o->outdir, NULL);
-    snprintf(path, sizeof path, "%s/shards", o->outdir);
-    oq_remove_tree(path);
-    *replaced = planned;
+    /* nothing removed yet: a prepare step refused by a later check leaves the earlier plan whole */
+    *replaced = planned && o->overwrite;
     return OQ_OK;
+}
+
+void oq_shard_drop_results(const char *outdir)
+{
+    char shards[4096], path[4400];
+    /* the merge's summary, page, table and figures first (it takes plan.json to tell them the tool's) */
+    oq_validate_merge_drop(outdir, NULL);
+    snprintf(shards, sizeof shards, "%s/shards", outdir);
+    DIR *d = opendir(shards);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, "plan.json")) continue;
+        snprintf(path, sizeof path, "%s/%s", shards, e->d_name);
+        oq_remove_tree(path);
+    }
+    if (d) closedir(d);
 }
 
 /* The batches the prepare step will make, known from the options: one per --inputs file, or
@@ -197,6 +208,35 @@ oq_status oq_shard_split_check(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+void oq_shard_file(const char *root, const char *name, char *buf, size_t n) { snprintf(buf, n, "%s/%s", root, name); }
+
+static oq_status put_in_dir(void *ctx, const oq_batch_info *b, oq_err *err)
+{
+    oq_batch_info named = *b;
+    const char *in = strrchr(b->inputs, '/'), *ex = b->expected ? strrchr(b->expected, '/') : NULL;
+    named.inputs = in ? (char *)in + 1 : b->inputs;
+    named.expected = ex ? (char *)ex + 1 : b->expected;
+    return oq_batch_info_put(ctx, &named) ? OQ_OK : oq_err_set(err, OQ_ERR_IO, "the plan's batch list cannot be written");
+}
+
+/* The batch list `list` (the prepare step's, its paths as its --outdir named DIR) into the plan's
+ * `batches`, every file named relative to DIR: the plan, the shards' and the merge's summaries are
+ * read from any directory and in a copy of DIR (a name relative to the prepare step's own
+ * directory pointed nowhere from another). Renamed into place whole. */
+static oq_status names_in_dir(const char *list, const char *batches, oq_err *err)
+{
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.named", list);
+    FILE *f = oq_fopen_scratch(tmp);
+    if (!f) return oq_err_write(err, tmp, errno);
+    oq_status st = oq_batch_list_each(list, put_in_dir, f, err);
+    if (fclose(f) && !st) st = oq_err_write(err, tmp, errno);
+    if (!st && rename(tmp, batches) != 0)
+        st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", tmp, batches, strerror(errno));
+    if (st) unlink(tmp);
+    return st;
+}
+
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
                                 const char *desc_path, const char *plan_hash, oq_err *err)
 {
@@ -217,8 +257,7 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
     oq_status st = oq_mkdir_in(o->outdir, "shards", err);
     if (!st && rename(desc_path, desc) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", desc_path, desc, strerror(errno));
-    if (!st && rename(list, batches) != 0)
-        st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", list, batches, strerror(errno));
+    if (!st) st = names_in_dir(list, batches, err);
     if (!st) st = oq_sha256_file(batches, p.batches_sha256, err);
     /* a signal before the plan is published stops it; one after this finds it whole (its rename
      * is atomic), and the caller says that it stands */
@@ -227,9 +266,11 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
                         sigabbrev_np((int)*o->interrupt) ? sigabbrev_np((int)*o->interrupt) : "?");
     plan_path(o->outdir, path, sizeof path);
     if (!st) st = oq_shard_plan_write(&p, path, err); /* last: its presence says the plan is whole */
-    if (st) { /* no part of a plan left (the caller removes the batches) */
+    if (st) { /* no part of a plan left (the caller removes the batches), an earlier one's neither:
+                 its shards are gone */
         unlink(desc);
         unlink(batches);
+        unlink(path);
         snprintf(path, sizeof path, "%s/shards", o->outdir);
         rmdir(path); /* only when empty: nothing else of the folder's goes */
     }
@@ -245,23 +286,25 @@ typedef struct shard_batches {
     oq_validate_summary *s;
 } shard_batches;
 
-/* A prepared file as root/NAME, NAME the last part of the path the plan gives: the plan names it
- * as the prepare step's --outdir did, relative to that step's own directory ("run/inputs_000.npz"),
- * which a shard run elsewhere, or in a copy of DIR, would resolve to a file outside DIR. */
-static oq_status in_root(const char *root, char **path, oq_err *err)
+/* A prepared file named as the plan names it, relative to DIR ("inputs_000.npz"): the last part
+ * of the path (a plan prepared before 2026-12-06 named it as the prepare step's --outdir did,
+ * relative to that step's own directory, "run/inputs_000.npz"). */
+static oq_status in_dir(char **path, oq_err *err)
 {
-    const char *slash = strrchr(*path, '/'), *name = slash ? slash + 1 : *path;
-    char *at = NULL;
-    if (asprintf(&at, "%s/%s", root, name) < 0) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    const char *slash = strrchr(*path, '/');
+    if (!slash) return OQ_OK;
+    char *name = strdup(slash + 1);
+    if (!name) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     free(*path);
-    *path = at;
+    *path = name;
     return OQ_OK;
 }
 
-/* A prepared file the shard reads: the one the plan names by its SHA-256. */
-static oq_status prepared_file(const shard_batches *sb, const char *path, const char *sha256, oq_err *err)
+/* A prepared file the shard reads, root/NAME: the one the plan names by its SHA-256. */
+static oq_status prepared_file(const shard_batches *sb, const char *name, const char *sha256, oq_err *err)
 {
-    char hex[65];
+    char hex[65], path[OQ_PATH_BUF];
+    oq_shard_file(sb->root, name, path, sizeof path);
     if (oq_sha256_file(path, hex, err)) return oq_err_prefix(err, "shard %d: ", (int)sb->o->shard.index);
     if (strcmp(hex, sha256) != 0)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: SHA-256 %.12s... is not the prepared %.12s... (changed since "
@@ -270,8 +313,9 @@ static oq_status prepared_file(const shard_batches *sb, const char *path, const 
 }
 
 /* One of this shard's batches: its files in DIR (inputs, and the saved outputs the `expected`
- * reference is) checked against the plan, then copied into s naming them there, where the
- * workers read them. */
+ * reference is) checked against the plan, then copied into s named relative to DIR, as the plan
+ * names them: the shard's summary is read from anywhere (its workers get root/NAME,
+ * oq_shard_file). */
 static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
     shard_batches *sb = ctx;
@@ -283,8 +327,8 @@ static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
     oq_batch_info *mine = OQ_PUSH(sb->s->batches, sb->s->n_batches);
     if (!mine) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_batch_info_copy(mine, b, err);
-    if (!st) st = in_root(sb->root, &mine->inputs, err);
-    if (!st && mine->expected) st = in_root(sb->root, &mine->expected, err);
+    if (!st) st = in_dir(&mine->inputs, err);
+    if (!st && mine->expected) st = in_dir(&mine->expected, err);
     if (!st) st = prepared_file(sb, mine->inputs, mine->sha256, err);
     if (!st && mine->expected) st = prepared_file(sb, mine->expected, mine->expected_sha256, err);
     return st;

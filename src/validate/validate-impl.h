@@ -614,10 +614,15 @@ typedef struct oq_ort_record {
  * is missing, unreadable or of an interrupted run. */
 oq_status oq_summary_ort_records(const char *path, oq_ort_record **out, size_t *n, oq_err *err);
 void oq_ort_records_free(oq_ort_record *r, size_t n);
-/* The prepare step: refuses an earlier plan.json (without overwrite), else clears its shards and
- * the outputs of their merge (oq_validate_merge_drop); *replaced 1 when there was a plan, whose
- * batches this step writes over (the rest of them, oq_validate_clear_stale). */
+/* The prepare step: refuses an earlier plan.json (without overwrite); *replaced 1 when there is
+ * one that this step replaces (overwrite), once every check passed (oq_shard_drop_results). */
 oq_status oq_shard_setup(const oq_validate_opts *o, int *replaced, oq_err *err);
+/* An earlier plan's results removed, just before the new plan is written: the outputs of their
+ * merge (oq_validate_merge_drop) and every shard's folder; plan.json stays, to be replaced. */
+void oq_shard_drop_results(const char *outdir);
+/* root/NAME: a prepared file the plan (and a shard's or merged summary) names relative to DIR,
+ * as the DIR `root` was given (a shard's workers open it so). */
+void oq_shard_file(const char *root, const char *name, char *buf, size_t n);
 /* The prepare step: N shards need N batches (by batch) or N configurations besides the
  * reference (by configuration); refused from the options, before any batch is made. */
 oq_status oq_shard_split_check(const oq_validate_opts *o, oq_err *err);
@@ -646,7 +651,8 @@ oq_status oq_shard_check_identity(const oq_validate_opts *o, const oq_shard_plan
 /* Every plan's EP libraries named by content (ep_lib_content), each file hashed once. */
 oq_status oq_plans_ep_content(const oq_validate_opts *o, oq_validate_plan *plans, oq_err *err);
 /* The prepare step's record: outdir/shards/plan.json, the batch list (the file `list`, the
- * sink's, closed) and the description (`desc_path`) moved beside it. */
+ * sink's, closed; its files named relative to outdir there) and the description (`desc_path`)
+ * moved beside it. */
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
                                 const char *desc_path, const char *plan_hash, oq_err *err);
 /* An ORT library a shard's configurations load ([0]: --reference-ort-lib's, [1]: the others'),

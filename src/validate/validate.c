@@ -197,8 +197,14 @@ static oq_status plan_line(void *ctx, const oq_batch_info *bi, oq_err *err)
     char save[4096];
     snprintf(save, sizeof save, "%s/outputs_%s_%0*lld.npz", pl->c->o->outdir, pl->tag,
              oq_batch_digits(run_n_batches(pl->c)), (long long)bi->index);
-    oq_plan_batch b = {bi->index, bi->inputs, bi->expected, pl->c->o->save_outputs ? save : NULL,
-                       bi->source, *bi->sha256 ? (char *)bi->sha256 : NULL, bi->batch_size};
+    /* a shard's batches are named relative to DIR (oq_shard_load) */
+    char in[OQ_PATH_BUF], ex[OQ_PATH_BUF];
+    int shard = oq_shard_is_run(pl->c->o);
+    if (shard) oq_shard_file(pl->c->root, bi->inputs, in, sizeof in);
+    if (shard && bi->expected) oq_shard_file(pl->c->root, bi->expected, ex, sizeof ex);
+    oq_plan_batch b = {bi->index, shard ? in : bi->inputs, shard && bi->expected ? ex : bi->expected,
+                       pl->c->o->save_outputs ? save : NULL, bi->source, *bi->sha256 ? (char *)bi->sha256 : NULL,
+                       bi->batch_size};
     return oq_plan_batch_put(pl->f, &b) ? OQ_OK : oq_err_write(err, pl->path, errno);
 }
 
@@ -1426,8 +1432,9 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st && interrupted(o))
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while setting up", sig_abbrev((int)*o->interrupt));
     /* the checks passed: from here the run writes, and an unsharded one replaces the folder's
-     * earlier result (a shard's waits for its plan check: unstage) */
-    if (!st && !oq_shard_is_run(o))
+     * earlier result (a shard's waits for its plan check: unstage; the prepare step's for its
+     * plan: publish_plan) */
+    if (!st && !oq_shard_is_run(o) && !o->shard.prepare)
         c->replaces_run = oq_validate_forget_result(o->outdir) || c->left_by_killed || c->replaces_plan;
     return st ? st : save_weights(c, err);
 }
@@ -1459,9 +1466,10 @@ static int expects(const oq_validate_opts *o) { return o->n_configs && oq_config
  * write, which replaces it (a shard's, after its plan check), so it wrote nothing there. */
 static int earlier_result_kept(const run_ctx *c)
 {
-    char path[4096];
+    char path[4096], plan[4096];
     snprintf(path, sizeof path, "%s/summary.json", c->o->outdir);
-    return access(path, F_OK) == 0;
+    snprintf(plan, sizeof plan, "%s/shards/plan.json", c->o->outdir);
+    return access(path, F_OK) == 0 || (c->o->shard.prepare && access(plan, F_OK) == 0);
 }
 
 /* A run that stops before any model ran leaves an error record and nothing else (a shard's
@@ -1478,8 +1486,14 @@ static void undo_prepare(run_ctx *c, oq_err *e)
         record_error(c, e);
         return;
     }
-    char tail[4200];
-    snprintf(tail, sizeof tail, "; the earlier result in %s is left as it was", c->o->outdir);
+    char tail[4300];
+    /* the prepare step writes its batches and weights in place: an earlier plan's, written over, went */
+    if (c->replaces_plan && (c->sink.n || *c->weights_path))
+        snprintf(tail, sizeof tail, "; the earlier plan's shard results and merge in %s are left as they were, but "
+                 "not the batch and weight files this step wrote over (prepare again before any shard runs)",
+                 c->o->outdir);
+    else
+        snprintf(tail, sizeof tail, "; the earlier result in %s is left as it was", c->o->outdir);
     oq_validate_err_tail(e, tail);
 }
 
@@ -1891,6 +1905,19 @@ static oq_status lock_outdir(const oq_validate_opts *o, oq_outdir_lock **folder,
     return st;
 }
 
+/* The prepare step's plan written, every check passed and the batches made: only now does the
+ * folder's earlier outcome go (overwrite: an earlier plan's shards and merge, or a run's result),
+ * the earlier plan.json replaced by the new one in one rename. A signal from here: no plan,
+ * unless it was published whole. */
+static oq_status publish_plan(run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    if (c->replaces_plan) oq_shard_drop_results(o->outdir);
+    if (oq_validate_forget_result(o->outdir) || c->left_by_killed || c->replaces_plan)
+        oq_validate_clear_stale(o, c->n_all);
+    return oq_shard_plan_prepare(o, &c->sink, c->sp.batch_list, c->sp.description, c->s->plan_hash, err);
+}
+
 static oq_status validate_run(const oq_validate_opts *o_in, oq_validate_summary **summary, oq_err *err)
 {
     oq_validate_opts shard_opts;
@@ -1923,8 +1950,7 @@ static oq_status validate_run(const oq_validate_opts *o_in, oq_validate_summary 
     if (!st && interrupted(o)) /* during preparation's later steps (models, identities) */
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while preparing (the batches were written)",
                         sig_abbrev((int)*o->interrupt));
-    if (!st && o->shard.prepare) /* (a signal from here: no plan, unless it was published whole) */
-        st = oq_shard_plan_prepare(o, &c.sink, c.sp.batch_list, c.sp.description, c.s->plan_hash, err);
+    if (!st && o->shard.prepare) st = publish_plan(&c, err);
     if (!st && !o->shard.prepare) c.overlap = reference_overlaps(&c);
     if (st && *c.workdir && interrupted(o)) oq_validate_err_tail(err, ": nothing ran, and what preparation wrote was removed");
     if (st && *c.workdir) undo_prepare(&c, err);

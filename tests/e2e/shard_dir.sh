@@ -31,14 +31,14 @@ mkdir -p "$T/a" "$T/b"
 (cd "$T/b" && must 0 "prepared 4 shards" "$T/pb.log" $ORTQUAL "${V[@]}" --seed 99 --outdir run --prepare-shards 4)
 (cd "$T/b" && must 0 "shard 0 of 4 done" "$T/s0.log" $ORTQUAL "${V[@]}" --outdir "$T/a/run" --shard 0/4)
 (cd "$T/b" && must 0 "shard 1 of 4 done" "$T/s1.log" $ORTQUAL "${V[@]}" --outdir "$T/a/run" --shard 1/4)
-[ "$(json "$T/a/run/shards/1/summary.json" '[b["inputs"] for b in d["batches"]]')" = "['$T/a/run/inputs_001.npz']" ] ||
+[ "$(json "$T/a/run/shards/1/summary.json" '[b["inputs"] for b in d["batches"]]')" = "['inputs_001.npz']" ] ||
     fail "shard 1 names other inputs than DIR's: $(json "$T/a/run/shards/1/summary.json" '[b["inputs"] for b in d["batches"]]')"
 cp -a "$T/a/run" "$T/a/copy"
 flip "$T/a/copy/inputs_002.npz"
 (cd "$T/a" && must 2 "^ortqual validate: copy/inputs_002.npz: SHA-256 [0-9a-f]{12}\.\.\. is not the prepared [0-9a-f]{12}\.\.\. \(changed since the shards were prepared\)" \
     "$T/c2.log" $ORTQUAL "${V[@]}" --outdir copy --shard 2/4)
 (cd "$T/a" && must 0 "shard 3 of 4 done" "$T/c3.log" $ORTQUAL "${V[@]}" --outdir copy --shard 3/4)
-[ "$(json "$T/a/copy/shards/3/summary.json" '[b["inputs"] for b in d["batches"]]')" = "['copy/inputs_003.npz']" ] ||
+[ "$(json "$T/a/copy/shards/3/summary.json" '[b["inputs"] for b in d["batches"]]')" = "['inputs_003.npz']" ] ||
     fail "a shard in the copy names the original's inputs"
 echo "ok   shards read DIR's batches from any directory and in a copy of DIR"
 
