@@ -341,8 +341,7 @@ static int copy_strv(char ***dst, size_t *n, char *const *src, size_t n_src)
     return 1;
 }
 
-/* Every shard's bad reference cache entries, one list (the merged cache_warning is shard 0's);
- * 0 out of memory. */
+/* Every shard's bad reference cache entries, one list; 0 out of memory. */
 static int merge_cache_ignored(oq_config_result *out, oq_config_result *f)
 {
     if (!f->n_cache_ignored) return 1;
@@ -354,6 +353,39 @@ static int merge_cache_ignored(oq_config_result *out, oq_config_result *f)
     free(f->cache_ignored);
     f->cache_ignored = NULL;
     f->n_cache_ignored = 0;
+    return 1;
+}
+
+/* Every shard's cache warning (each read its own host's cache), each text once with the shards
+ * that gave it: "shard 0: ...; shards 1, 3: ..."; *out NULL when none warned. 0 out of memory. */
+static int merge_cache_warnings(const entry *e, size_t n, char **out)
+{
+    size_t len = 0;
+    FILE *f = open_memstream(out, &len);
+    if (!f) return 0;
+    for (size_t i = 0, said = 0; i < n; i++) {
+        const char *w = e[i].r->cache_warning;
+        int seen = 0, more = 0;
+        for (size_t j = 0; w && j < n; j++) {
+            int same = j != i && e[j].r->cache_warning && !strcmp(e[j].r->cache_warning, w);
+            seen |= same && j < i;
+            more |= same;
+        }
+        if (!w || seen) continue;
+        fprintf(f, "%sshard%s %d", said++ ? "; " : "", more ? "s" : "", (int)e[i].shard);
+        for (size_t j = i + 1; more && j < n; j++)
+            if (e[j].r->cache_warning && !strcmp(e[j].r->cache_warning, w)) fprintf(f, ", %d", (int)e[j].shard);
+        fprintf(f, ": %s", w);
+    }
+    if (fclose(f)) {
+        free(*out);
+        *out = NULL;
+        return 0;
+    }
+    if (!len) {
+        free(*out);
+        *out = NULL;
+    }
     return 1;
 }
 
@@ -658,16 +690,19 @@ static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, 
                               oq_config_result *out, oq_err *err)
 {
     oq_verdict v;
-    char *reason = NULL;
+    char *reason = NULL, *warning = NULL;
     oq_config_shard *per = calloc(n, sizeof *per);
-    if (!per || !clear_dispatch_only(e, n) || !merged_status(e, n, &v, &reason)) {
+    if (!per || !clear_dispatch_only(e, n) || !merged_status(e, n, &v, &reason) || !merge_cache_warnings(e, n, &warning)) {
         free(per);
+        free(reason);
         return nomem(err);
     }
     for (size_t i = 0; i < n; i++)
         per[i] = (oq_config_shard){e[i].shard, e[i].r->status, e[i].r->worker.ran, e[i].r->worker.seconds,
                                    e[i].r->session_tried, e[i].r->session_create_s};
     *out = *e[0].r;
+    free(out->cache_warning);
+    out->cache_warning = warning;
     out->required &= e[0].status != OQ_VERDICT_PASSED; /* a skip made a failure, cleared */
     out->ort_library_sha256[0] = '\0'; /* a shard's, for check_runtime: the merged summary is an unsharded run's */
     memset(e[0].r, 0, sizeof *e[0].r);
