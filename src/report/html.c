@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare/compare-impl.h"
 #include "plot/figures-impl.h"
 #include "plot/plot-impl.h"
 #include "report/report-impl.h"
@@ -70,6 +71,14 @@ const char *oq_j_str(const json_t *o, const char *key, const char *dflt)
 }
 
 double oq_j_num(const json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
+void oq_html_value(oq_sb *b, const json_t *v)
+{
+    char text[96];
+    double x = oq_compare_value_back(v, text, sizeof text);
+    if (*text) oq_sb_esc(b, text);
+    else oq_sb_printf(b, "%.7g", x);
+}
+
 long long oq_j_int(const json_t *o, const char *key) { return (long long)json_integer_value(json_object_get(o, key)); }
 
 void oq_html_td(oq_sb *b, const char *s)

@@ -158,12 +158,15 @@ static void wrap_suites(oq_sb *b, const char *top, const totals *all, oq_sb *bod
 
 /* ---- validate and replay ----------------------------------------------------------- */
 
-/* A value of a worst element: a number, or "nan"/"inf" as JSON holds those (it was printed
- * with a 0 after it: "got nan0"). */
+/* A value of a worst element, read as the report reads it (oq_compare_value_back): a number,
+ * "nan"/"inf" as JSON holds those (it was printed with a 0 after it: "got nan0"), or an exact
+ * comparison's integer in every digit. */
 static void worst_value(oq_sb *m, const json_t *v)
 {
-    if (json_is_string(v)) oq_sb_puts(m, json_string_value(v));
-    else oq_sb_printf(m, "%.9g", json_number_value(v));
+    char text[96];
+    double x = oq_compare_value_back(v, text, sizeof text);
+    if (*text) oq_sb_puts(m, text);
+    else oq_sb_printf(m, "%.9g", x);
 }
 
 /* A max |error|: an exact comparison's integer difference in every digit (4 read 123456789013 - 0
@@ -390,6 +393,24 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
 
 /* ---- conformance ------------------------------------------------------------------ */
 
+/* A failed test's detail and its worst element, "DETAIL (output y at [0,3]: got nan, expected
+ * 1.5)", as report.html shows it (NULL: none recorded, or out of memory). */
+static char *worst_element(const json_t *t, const char *detail)
+{
+    if (!json_object_get(t, "got")) return NULL;
+    oq_sb m = {0};
+    size_t k;
+    json_t *x;
+    oq_sb_printf(&m, "%s (output %s at [", detail, oq_j_str(t, "output_name", "?"));
+    json_array_foreach(json_object_get(t, "worst_index"), k, x) oq_sb_printf(&m, "%s%lld", k ? "," : "", (long long)json_integer_value(x));
+    oq_sb_puts(&m, "]: got ");
+    worst_value(&m, json_object_get(t, "got"));
+    oq_sb_puts(&m, ", expected ");
+    worst_value(&m, json_object_get(t, "expected"));
+    oq_sb_puts(&m, ")");
+    return oq_sb_take(&m, NULL);
+}
+
 static oq_status junit_conformance(oq_sb *b, const json_t *doc)
 {
     suite s = {0};
@@ -409,8 +430,11 @@ static oq_status junit_conformance(oq_sb *b, const json_t *doc)
         char *text = r ? refusal_text(r) : NULL;
         json_decref(r);
         if (refusal && !text) s.nomem = 1;
-        add_case(&s, "ortqual.conformance", oq_j_str(t, "name", "?"), 0, kind, v, detail, text ? text : detail);
+        char *worst = kind == TC_FAILURE && !text ? worst_element(t, detail) : NULL;
+        add_case(&s, "ortqual.conformance", oq_j_str(t, "name", "?"), 0, kind, v, detail,
+                 text ? text : worst ? worst : detail);
         free(text);
+        free(worst);
     }
     int any_bad = 0;
     for (size_t k = 0; k < s.n; k++) any_bad |= s.c[k].kind == TC_FAILURE || s.c[k].kind == TC_ERROR;

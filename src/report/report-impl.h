@@ -61,6 +61,11 @@ oq_status oq_render_file(oq_render_fn fn, const char *in, const char *out, oq_er
 const char *oq_j_str(const json_t *o, const char *key, const char *dflt);
 double oq_j_num(const json_t *o, const char *key);
 long long oq_j_int(const json_t *o, const char *key);
+/* A compared element's value ("got", "expected", "abs_diff") as every table shows it, read by
+ * oq_compare_value_back: "nan", "inf", "-inf" for the strings JSON holds them as (never
+ * json_number_value's 0: a NaN looked like a perfect match), an exact comparison's integer in
+ * every digit, else the number to 7 digits. */
+void oq_html_value(oq_sb *b, const json_t *v);
 
 /* Common parts of every report (html.c). A run's verdict is one of the words of
  * docs/verdicts.md: "passed", "failed", "error" (a runtime error, nothing failed) or

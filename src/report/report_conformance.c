@@ -30,9 +30,9 @@ static void tests_table(oq_sb *b, const json_t *tests)
         json_array_foreach(json_object_get(t, "worst_index"), k, x) oq_sb_printf(b, "%s%lld", k ? "," : "[", (long long)json_integer_value(x));
         if (json_array_size(json_object_get(t, "worst_index"))) oq_sb_puts(b, "]");
         oq_sb_puts(b, "</td><td class=\"n\">");
-        if (json_object_get(t, "got")) oq_html_num(b, oq_j_num(t, "got"));
+        if (json_object_get(t, "got")) oq_html_value(b, json_object_get(t, "got"));
         oq_sb_puts(b, "</td><td class=\"n\">");
-        if (json_object_get(t, "expected")) oq_html_num(b, oq_j_num(t, "expected"));
+        if (json_object_get(t, "expected")) oq_html_value(b, json_object_get(t, "expected"));
         oq_sb_puts(b, "</td></tr>\n");
     }
     oq_sb_puts(b, "</table>\n</section>\n");

@@ -215,12 +215,9 @@ static void worst_elements(oq_sb *b, const json_t *o)
         oq_sb_puts(b, "]");
         if (json_is_integer(json_object_get(w, "event_id"))) oq_sb_printf(b, " (event %lld)", oq_j_int(w, "event_id"));
         oq_sb_puts(b, " got ");
-        const json_t *g = json_object_get(w, "got"), *e = json_object_get(w, "expected");
-        if (json_is_string(g)) oq_sb_esc(b, json_string_value(g));
-        else oq_sb_printf(b, "%.7g", json_number_value(g));
+        oq_html_value(b, json_object_get(w, "got"));
         oq_sb_puts(b, " expected ");
-        if (json_is_string(e)) oq_sb_esc(b, json_string_value(e));
-        else oq_sb_printf(b, "%.7g", json_number_value(e));
+        oq_html_value(b, json_object_get(w, "expected"));
     }
 }
 
