@@ -59,13 +59,13 @@ static int axes_of(const oq_gview *v, const Onnx__NodeProto *p, int64_t *ax, siz
 
 static int transpose(const Onnx__NodeProto *p, folded *f, char *why, size_t cap)
 {
-    size_t k;
+    size_t k = 0;
     const int64_t *perm = oq_node_attr_ints(p, "perm", &k);
     int64_t pm[OQ_MAX_DIMS], shape[OQ_MAX_DIMS], in_stride[OQ_MAX_DIMS], idx[OQ_MAX_DIMS] = {0};
     int seen = 0;
     for (int i = 0; i < f->rank; i++) {
-        pm[i] = perm ? perm[i] : f->rank - 1 - i;
-        if ((perm && (int)k != f->rank) || pm[i] < 0 || pm[i] >= f->rank || (seen >> pm[i] & 1)) {
+        pm[i] = perm && (int)k == f->rank ? perm[i] : perm ? -1 : f->rank - 1 - i;
+        if (pm[i] < 0 || pm[i] >= f->rank || (seen >> pm[i] & 1)) {
             snprintf(why, cap, "Transpose '%s' has a perm other than one of its %d axes", name_of(p), f->rank);
             return FOLD_CANNOT;
         }
@@ -106,7 +106,7 @@ static int reshape(const oq_gview *v, const Onnx__NodeProto *p, folded *f, char 
         if (infer == -2) break;
     }
     if (infer >= 0 && known > 0 && n % known == 0) t[infer] = n / known;
-    else if (infer >= 0 && !(known == 0 && n == 0)) infer = -2;
+    else if (infer >= 0) infer = -2; /* a -1 beside a 0 (allowzero) is no size */
     if (infer == -2 || (infer < 0 && known != n)) {
         snprintf(why, cap, "Reshape '%s' has a shape its %lld elements cannot take", name_of(p), (long long)n);
         return FOLD_CANNOT;
@@ -170,7 +170,8 @@ static int read_root(const oq_gview *v, const char *root, folded *f, char *why, 
 {
     const Onnx__TensorProto *t = oq_gview_const_proto(v, root);
     size_t n = 1;
-    for (size_t i = 0; i < t->n_dims && n <= FOLD_MAX_ELEMS; i++) n *= t->dims[i] >= 0 ? (size_t)t->dims[i] : SIZE_MAX;
+    for (size_t i = 0; i < t->n_dims && n <= FOLD_MAX_ELEMS; i++)
+        if (t->dims[i] < 0 || __builtin_mul_overflow(n, (size_t)t->dims[i], &n)) n = SIZE_MAX;
     if (t->n_dims > OQ_MAX_DIMS || n > FOLD_MAX_ELEMS) {
         snprintf(why, cap, "the constant '%s' is larger than %d elements", root, FOLD_MAX_ELEMS);
         return FOLD_CANNOT;

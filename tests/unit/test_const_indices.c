@@ -18,8 +18,8 @@
 #include "testutil.h"
 
 enum shape_case {
-    ND_TRANSPOSED_OUT, /* Reshape(Transpose([[0,3],[1,2]])): tuples (0,1) (3,2), 3 past the 3 rows */
-    ND_TRANSPOSED_IN,  /* Reshape(Transpose([[0,1],[3,2]])): (0,3) (1,2); unfolded, (3,2) would be out */
+    ND_TRANSPOSED_OUT, /* Reshape(Transpose([[0,3],[1,2]]), [0,-1]): tuples (0,1) (3,2), 3 past the 3 rows */
+    ND_TRANSPOSED_IN,  /* Reshape(Transpose([[0,1],[3,2]]), [-1,2]): (0,3) (1,2); unfolded, (3,2) would be out */
     GE_UNSQUEEZED_OUT, /* Cast(Unsqueeze(Constant [0,4,5])) over [2,5] along axis 1: 5 past its 5 */
     ND_SHAPE_COMPUTED, /* Reshape(the constant, Shape(x)): no constant shape, not folded */
 };
@@ -47,7 +47,8 @@ static const char *ints(oq_graph *g, const char *name, int32_t rank, const int64
 /* The indices of the case, built in g. */
 static const char *indices(oq_graph *g, enum shape_case c)
 {
-    const int64_t s22[] = {2, 2}, out[] = {0, 3, 1, 2}, in[] = {0, 1, 3, 2}, ge[] = {0, 4, 5}, zero[] = {0};
+    const int64_t s22[] = {2, 2}, copy_infer[] = {0, -1}, infer_two[] = {-1, 2}, zero[] = {0};
+    const int64_t out[] = {0, 3, 1, 2}, in[] = {0, 1, 3, 2}, ge[] = {0, 4, 5};
     const oq_attr to64 = OQ_ATTR_I("to", OQ_DTYPE_INT64);
     if (c == GE_UNSQUEEZED_OUT) {
         const int64_t s3[] = {3};
@@ -64,7 +65,7 @@ static const char *indices(oq_graph *g, enum shape_case c)
     const char *init = ints(g, "idx", 2, s22, c == ND_TRANSPOSED_IN ? in : out);
     const char *t = oq_graph_op(g, "Transpose", 1, &init, 0, NULL);
     const char *shape = c == ND_SHAPE_COMPUTED ? oq_graph_op(g, "Shape", 1, (const char *[]){"x"}, 0, NULL)
-                                                : oq_graph_const_i64(g, "s22", 2, s22);
+                        : oq_graph_const_i64(g, "target", 2, c == ND_TRANSPOSED_IN ? infer_two : copy_infer);
     return oq_graph_op(g, "Reshape", 2, (const char *[]){t, shape}, 0, NULL);
 }
 
@@ -104,7 +105,8 @@ static oq_status check(enum shape_case c, char *msg, size_t cap, char *notes, si
     oq_model_info *mi;
     assert_int_equal(oq_model_inspect_file(model, &mi, NULL), OQ_OK);
     size_t k = (size_t)snprintf(notes, ncap, "%s", "");
-    for (size_t i = 0; i < mi->n_warnings && k < ncap; i++) k += (size_t)snprintf(notes + k, ncap - k, "%s|", mi->warnings[i]);
+    for (size_t i = 0; i < mi->n_warnings && k < ncap; i++)
+        k += (size_t)snprintf(notes + k, ncap - k, "%s|", mi->warnings[i]);
     oq_model_info_free(mi);
     remove_dir(dir);
     return st;

@@ -267,8 +267,8 @@ static const char *split_target(oq_graph *g, int constant)
     const int64_t copy_infer[] = {0, 0, -1, 8}, head_dim[] = {8}, first_two[] = {0, 2};
     if (constant) return oq_graph_const_i64(g, "split", 4, copy_infer);
     const char *shape = oq_graph_op(g, "Shape", 1, (const char *[]){"x"}, 0, NULL);
-    const char *bl = oq_graph_op(g, "Slice", 3, (const char *[]){shape, oq_graph_const_i64(g, "s0", 1, first_two),
-                                                                  oq_graph_const_i64(g, "s1", 1, first_two + 1)}, 0, NULL);
+    const char *from = oq_graph_const_i64(g, "s0", 1, first_two), *to = oq_graph_const_i64(g, "s1", 1, first_two + 1);
+    const char *bl = oq_graph_op(g, "Slice", 3, (const char *[]){shape, from, to}, 0, NULL);
     const oq_attr at0 = OQ_ATTR_I("axis", 0);
     return oq_graph_op(g, "Concat", 3, (const char *[]){bl, "nh", oq_graph_const_i64(g, "hd", 1, head_dim)}, 1, &at0);
 }
@@ -281,8 +281,8 @@ static oq_model_info *hidden_fold_model(int constant)
     const oq_opset ops[] = {{"", 18}};
     oq_graph *g;
     assert_int_equal(oq_graph_create(ops, 1, "hidden_fold", &g, NULL), OQ_OK);
-    const int64_t swap[] = {0, 2, 1, 3}, kt[] = {0, 2, 1}, fold[] = {-1, 16, 8}, fold0[] = {0, -1, 8}, tail[] = {-1, 16, 8};
-    const int64_t zero[] = {0};
+    const int64_t swap[] = {0, 2, 1, 3}, kt[] = {0, 2, 1}, zero[] = {0};
+    const int64_t fold[] = {-1, 16, 8}, fold0[] = {0, -1, 8}, tail[] = {-1, 16, 8};
     const oq_dim x_d[] = {OQ_DIM_SYM("b"), OQ_DIM(16), OQ_DIM(32)}, nh_d[] = {OQ_DIM(1)};
     const oq_dim y_d[] = {OQ_DIM_SYM("b"), OQ_DIM_SYM("h"), OQ_DIM(16), OQ_DIM(8)};
     oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, x_d);
@@ -292,7 +292,8 @@ static oq_model_info *hidden_fold_model(int constant)
     const char *r = oq_graph_op(g, "Reshape", 2, (const char *[]){"x", split_target(g, constant)}, 0, NULL);
     const char *t = oq_graph_op(g, "Transpose", 1, &r, 1, &perm);
     const char *q = oq_graph_op(g, "Reshape", 2, (const char *[]){t, oq_graph_const_i64(g, "fold", 3, fold)}, 0, NULL);
-    const char *kf = oq_graph_op(g, "Reshape", 2, (const char *[]){t, oq_graph_const_i64(g, "fold0", 3, fold0)}, 0, NULL);
+    const char *kf0 = oq_graph_const_i64(g, "fold0", 3, fold0);
+    const char *kf = oq_graph_op(g, "Reshape", 2, (const char *[]){t, kf0}, 0, NULL);
     const char *k = oq_graph_op(g, "Transpose", 1, &kf, 1, &perm_k);
     const char *s = oq_graph_op(g, "MatMul", 2, (const char *[]){q, k}, 0, NULL);
     const char *p = oq_graph_op(g, "Softmax", 1, &s, 1, &last);
