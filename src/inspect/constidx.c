@@ -198,11 +198,15 @@ static int fold(const oq_gview *v, const char *value, folded *f, char *why, size
         chain[n++] = p;
         value = p->input[0];
     }
-    if (n == FOLD_MAX_STEPS && is_folded_op(oq_gview_producer(v, value, NULL))) {
+    const char *root = value; /* past the steps folded: a constant or not, told as such */
+    for (int more = 0; more < 4 * FOLD_MAX_STEPS && is_folded_op(p = oq_gview_producer(v, root, NULL)) && p->n_input;
+         more++)
+        root = p->input[0];
+    if (oq_gview_default_input(v, root) || !oq_gview_const_proto(v, root)) return FOLD_NONE;
+    if (root != value) {
         snprintf(why, cap, "more than %d steps lead to them", FOLD_MAX_STEPS);
         return FOLD_CANNOT;
     }
-    if (oq_gview_default_input(v, value) || !oq_gview_const_proto(v, value)) return FOLD_NONE;
     size_t k = n ? (size_t)snprintf(f->via, sizeof f->via, " (the constant '%s' through", value) : 0;
     for (int i = n - 1; i >= 0 && k < sizeof f->via; i--)
         k += (size_t)snprintf(f->via + k, sizeof f->via - k, "%s %s%s", i == n - 1 ? "" : ",", chain[i]->op_type,
