@@ -57,6 +57,9 @@ int oq_gview_const_scalar(const oq_gview *v, const char *value, double *out);
  * Identity, Cast), else NULL. Such a "constant" is only the default of an input a caller may
  * feed: a rewrite that folds its value would ignore the one fed. */
 const char *oq_gview_default_input(const oq_gview *v, const char *value);
+/* The tensor behind a constant `value`: its initializer or its Constant node's `value`, else
+ * NULL (its bytes may be absent: a large initializer of a lean read, external data). */
+const Onnx__TensorProto *oq_gview_const_proto(const oq_gview *v, const char *value);
 /* A constant int64/int32 tensor of at most `cap` elements (initializer or
  * Constant node): 1 with the values and count, else 0. */
 int oq_gview_const_ints(const oq_gview *v, const char *value, int64_t *out, size_t cap, size_t *n);

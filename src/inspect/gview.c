@@ -352,6 +352,11 @@ const char *oq_gview_default_input(const oq_gview *v, const char *value_name)
     return NULL;
 }
 
+const Onnx__TensorProto *oq_gview_const_proto(const oq_gview *v, const char *value_name)
+{
+    return const_proto(v, value_name);
+}
+
 int oq_gview_const_ints(const oq_gview *v, const char *value_name, int64_t *out, size_t cap, size_t *n)
 {
     const Onnx__TensorProto *t = const_proto(v, value_name);

@@ -28,15 +28,32 @@ static int64_t through_transpose(walk *w, const Onnx__NodeProto *p, const char *
     return from >= 0 && from < rank ? axis_size(w, p->input[0], (int)from, depth + 1) : 0;
 }
 
-/* A Reshape's target at `axis`: a size, or 0 (without allowzero) copying the input's. */
+/* The sizes of `value`'s axes where the graph fixes them, else its symbolic ones; its rank or -1. */
+static int sizes_of(walk *w, const char *value, oq_symdim *d, int depth)
+{
+    int r = oq_sym_shape(w->sc, value, d, OQ_SYM_MAX_RANK);
+    for (int i = 0; i < r; i++) {
+        int64_t s = d[i].n || d[i].coef <= 0 ? axis_size(w, value, i, depth + 1) : 0;
+        if (s > 0) d[i] = oq_symdim_const(s);
+    }
+    return r;
+}
+
+/* A Reshape's target at `axis`: a size, 0 (without allowzero) copying the input's, or the -1
+ * that ONNX's Reshape works out from the input's sizes ([0, 0, -1, 8] of [B, L, 32]: 4 heads,
+ * an export's split of a [B, L, H*D] projection). */
 static int64_t through_reshape(walk *w, const Onnx__NodeProto *p, int axis, int depth)
 {
-    oq_symdim t[OQ_SYM_MAX_RANK];
+    oq_symdim t[OQ_SYM_MAX_RANK], in[OQ_SYM_MAX_RANK], out[OQ_SYM_MAX_RANK];
     int n = p->n_input == 2 ? oq_sym_vec(w->sc, p->input[1], t, OQ_SYM_MAX_RANK) : -1;
     if (n <= axis || t[axis].n) return 0;
     if (t[axis].coef > 0) return t[axis].coef;
-    int copies = t[axis].coef == 0 && !oq_node_attr_int(p, "allowzero", 0);
-    return copies ? axis_size(w, p->input[0], axis, depth + 1) : 0;
+    int allowzero = (int)oq_node_attr_int(p, "allowzero", 0);
+    if (t[axis].coef == 0) return allowzero ? 0 : axis_size(w, p->input[0], axis, depth + 1);
+    if (t[axis].coef != -1) return 0;
+    int r = sizes_of(w, p->input[0], in, depth);
+    if (r < 0 || oq_sym_reshape(in, r, t, n, allowzero, out) <= axis || out[axis].n) return 0;
+    return out[axis].coef > 0 ? out[axis].coef : 0;
 }
 
 /* Elementwise: the largest size among the inputs of the value's rank (a broadcast one has 1). */

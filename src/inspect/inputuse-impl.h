@@ -8,8 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inspect/gview-impl.h"
 #include "ortqual/inspect.h"
 #include "ortqual/status.h"
+#include "ortqual/tensor.h"
 
 /* Bits of an input's use. "Reaches": through Cast, CastLike, Identity, Not (its rank kept) or
  * Unsqueeze, Reshape, Expand, Squeeze, Transpose (its rank changed). */
@@ -65,11 +67,21 @@ typedef struct oq_index_table {
     oq_index_bound tuple[OQ_INDEX_TUPLE_MAX];
 } oq_index_table;
 
-/* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection), into
- * *uses (mi->n_inputs entries, malloc'ed), and with `tables` (may be NULL) the table each
- * indexes into *tables (as many, malloc'ed). Errors: OQ_ERR_FORMAT (no model), OQ_ERR_NOMEM. */
-oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, unsigned **uses,
-                                    oq_index_table **tables, oq_err *err);
+/* The bounds a Gather, GatherElements or GatherND `n` whose data is an initializer puts on its
+ * indices (input 1), tightened into tb; a GatherND's only where its indices reach it `as_is`,
+ * their rank kept: its tuples lie along their last axis. */
+void oq_gather_bounds(const oq_gview *v, const Onnx__NodeProto *n, int as_is, oq_index_table *tb);
+/* The first element of t (int64 or int32; other types: none) that breaks a bound of tb, that
+ * bound in *b; -1: none. */
+int64_t oq_index_outside(const oq_index_table *tb, const oq_tensor *t, const oq_index_bound **b);
+
+/* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection; `label`: its
+ * name in messages), into *uses (mi->n_inputs entries, malloc'ed), and with `tables` (may be
+ * NULL) the table each indexes into *tables (as many, malloc'ed). The model's constant indices
+ * are held to their bounds first (constidx-impl.h). Errors: OQ_ERR_FORMAT (no model, a constant
+ * index outside its bound), OQ_ERR_NOMEM. */
+oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, const char *label,
+                                    unsigned **uses, oq_index_table **tables, oq_err *err);
 /* The same of the model file `path` (read for inspection: its large weights not copied). */
 oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
                                    oq_index_table **tables, oq_err *err);

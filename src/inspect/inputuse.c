@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect/constidx-impl.h"
 #include "inspect/gview-impl.h"
 #include "inspect/inputuse-impl.h"
 #include "inspect/model-impl.h"
@@ -80,25 +81,49 @@ static void tighten(oq_index_bound *b, const Onnx__NodeProto *n, int64_t axis, i
     snprintf(b->node, sizeof b->node, "%s", n->name ? n->name : "");
 }
 
-/* A Gather, GatherElements or GatherND whose indices (slot 1) the input reaches and whose data is
- * an initializer: the sizes its indices must stay within (inputuse-impl.h). A GatherND's only
- * where the input reaches it with its rank kept (`as_is`): its tuples lie along the last axis. */
-static void gather_table(walk *w, const Onnx__NodeProto *n, size_t slot, int as_is)
+void oq_gather_bounds(const oq_gview *v, const Onnx__NodeProto *n, int as_is, oq_index_table *tb)
 {
     int nd = oq_node_is(n, "GatherND");
-    if (slot != 1 || n->n_input < 2 || !(oq_node_is(n, "Gather") || oq_node_is(n, "GatherElements") || nd)) return;
-    const Onnx__TensorProto *t = oq_gview_initializer(w->v, n->input[0]);
+    if (n->n_input < 2 || !(oq_node_is(n, "Gather") || oq_node_is(n, "GatherElements") || nd)) return;
+    const Onnx__TensorProto *t = oq_gview_initializer(v, n->input[0]);
     if (!t || !t->n_dims) return;
     int64_t rank = (int64_t)t->n_dims;
     if (nd) {
         int64_t b = oq_node_attr_int(n, "batch_dims", 0);
         for (int64_t j = 0; as_is && b >= 0 && j < OQ_INDEX_TUPLE_MAX && b + j < rank; j++)
-            tighten(&w->table.tuple[j], n, b + j, t->dims[b + j]);
+            tighten(&tb->tuple[j], n, b + j, t->dims[b + j]);
         return;
     }
     int64_t axis = oq_node_attr_int(n, "axis", 0);
     if (axis < 0) axis += rank;
-    if (axis >= 0 && axis < rank) tighten(&w->table.all, n, axis, t->dims[axis]);
+    if (axis >= 0 && axis < rank) tighten(&tb->all, n, axis, t->dims[axis]);
+}
+
+static int outside(const oq_index_bound *b, int64_t v)
+{
+    return b->size && (v < -b->size || v >= b->size);
+}
+
+/* The bound of tb that v, element e of t, breaks: every element's, or for a GatherND's tuples
+ * the one of its position along t's last axis (NULL: none). */
+static const oq_index_bound *broken_bound(const oq_index_table *tb, const oq_tensor *t, int64_t e, int64_t v)
+{
+    if (outside(&tb->all, v)) return &tb->all;
+    int64_t k = t->ndim ? t->shape[t->ndim - 1] : 0;
+    if (k > 0 && e % k < OQ_INDEX_TUPLE_MAX && outside(&tb->tuple[e % k], v)) return &tb->tuple[e % k];
+    return NULL;
+}
+
+int64_t oq_index_outside(const oq_index_table *tb, const oq_tensor *t, const oq_index_bound **b)
+{
+    int bounded = tb->all.size != 0;
+    for (size_t j = 0; j < OQ_INDEX_TUPLE_MAX; j++) bounded |= tb->tuple[j].size != 0;
+    if (!bounded || (t->dtype != OQ_DTYPE_INT64 && t->dtype != OQ_DTYPE_INT32)) return -1;
+    for (int64_t e = 0, n = oq_tensor_numel(t); e < n; e++) {
+        int64_t v = t->dtype == OQ_DTYPE_INT64 ? ((const int64_t *)t->data)[e] : ((const int32_t *)t->data)[e];
+        if ((*b = broken_bound(tb, t, e, v))) return e;
+    }
+    return -1;
 }
 
 /* What a mask or bias is computed through on its way to the scores (any input slot that
@@ -161,7 +186,7 @@ static void walk_from(walk *w, const char *value, route p)
         for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
             if (!strcmp(n->input[slot], value)) {
                 if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
-                if (p.reaches) gather_table(w, n, slot, p.as_is);
+                if (p.reaches && slot == 1) oq_gather_bounds(w->v, n, p.as_is, &w->table);
                 if (p.flows) w->uses |= flow_slot(n, slot);
                 passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
             }
@@ -171,17 +196,22 @@ static void walk_from(walk *w, const char *value, route p)
     }
 }
 
-static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, unsigned **uses,
+static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, const char *label, unsigned **uses,
                          oq_index_table **tables, oq_err *err)
 {
     *uses = NULL;
     if (tables) *tables = NULL;
-    if (!m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "not an ONNX model (no graph)");
+    if (!m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph)", label);
     int64_t opset = 0;
     for (size_t i = 0; i < m->n_opset_import; i++)
         if (!m->opset_import[i]->domain || !*m->opset_import[i]->domain) opset = m->opset_import[i]->version;
     oq_gview *v;
     if (oq_gview_create(m->graph, opset, &v, err)) return OQ_ERR_NOMEM;
+    oq_status st = oq_const_indices_check(v, label, err); /* the model's own indices, before any batch's */
+    if (st) {
+        oq_gview_free(v);
+        return st;
+    }
     unsigned *u = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *u);
     oq_index_table *tb = tables ? calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *tb) : NULL;
     for (size_t i = 0; u && (tb || !tables) && i < mi->n_inputs; i++) {
@@ -201,14 +231,14 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, uns
     return OQ_OK;
 }
 
-oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, unsigned **uses,
-                                    oq_index_table **tables, oq_err *err)
+oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, const char *label,
+                                    unsigned **uses, oq_index_table **tables, oq_err *err)
 {
     Onnx__ModelProto *m;
     *uses = NULL;
     oq_status st = oq_model_unpack_checked(buf, n, "the model", OQ_UNPACK_LEAN, &m, err);
     if (st) return st;
-    st = uses_of(m, mi, uses, tables, err);
+    st = uses_of(m, mi, label, uses, tables, err);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }
@@ -220,8 +250,7 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
     *uses = NULL;
     oq_status st = oq_model_proto_read(path, &m, err);
     if (st) return st;
-    st = uses_of(m, mi, uses, tables, err);
+    st = uses_of(m, mi, path, uses, tables, err);
     onnx__model_proto__free_unpacked(m, NULL);
-    if (st == OQ_ERR_FORMAT) oq_err_prefix(err, "%s: ", path);
     return st;
 }

@@ -10,6 +10,7 @@
 
 #include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
+#include "inspect/constidx-impl.h"
 #include "inspect/heads-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/model-impl.h"
@@ -415,6 +416,7 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size
         a->heads = c->view && c->sym ? oq_attention_heads_op(c->view, c->sym, n, ms) : 0;
     }
     find_decomposed(c, mi, idx);
+    if (c->view) add_warning(c, mi, oq_const_indices_note(c->view, n));
 }
 
 static oq_status not_onnx(oq_err *err, const char *name, const char *why)

@@ -628,34 +628,6 @@ static const char *element_str(const oq_signature *sig, const oq_batch_inputs *i
     return buf;
 }
 
-static int outside(const oq_index_bound *b, int64_t v)
-{
-    return b->size && (v < -b->size || v >= b->size);
-}
-
-/* The bound (tb, inputuse-impl.h) that v, element e of t, breaks: every element's, or for a
- * GatherND's tuples the one of its position along t's last axis (NULL: none). */
-static const oq_index_bound *broken_bound(const oq_index_table *tb, const oq_tensor *t, int64_t e, int64_t v)
-{
-    if (outside(&tb->all, v)) return &tb->all;
-    int64_t k = t->ndim ? t->shape[t->ndim - 1] : 0;
-    if (k > 0 && e % k < OQ_INDEX_TUPLE_MAX && outside(&tb->tuple[e % k], v)) return &tb->tuple[e % k];
-    return NULL;
-}
-
-/* The first element of t that breaks a bound of tb, that bound in *b; -1: none. */
-static int64_t index_outside(const oq_index_table *tb, const oq_tensor *t, const oq_index_bound **b)
-{
-    int bounded = tb->all.size != 0;
-    for (size_t j = 0; j < OQ_INDEX_TUPLE_MAX; j++) bounded |= tb->tuple[j].size != 0;
-    if (!bounded) return -1;
-    for (int64_t e = 0, n = oq_tensor_numel(t); e < n; e++) {
-        int64_t v = t->dtype == OQ_DTYPE_INT64 ? ((const int64_t *)t->data)[e] : ((const int32_t *)t->data)[e];
-        if ((*b = broken_bound(tb, t, e, v))) return e;
-    }
-    return -1;
-}
-
 /* Indices inside the tables each integer input indexes (sig->tables): one outside makes ORT
  * fail the whole run at the Gather, naming its node and not the file (another model's ids, a
  * vocabulary too small). Every element, padding included: the Gather reads it too. */
@@ -665,8 +637,7 @@ static oq_status check_ids(const oq_signature *sig, const oq_batch_inputs *in, c
         const oq_index_table *tb = &sig->tables[i];
         const oq_tensor *t = in->t[i];
         const oq_index_bound *b = NULL;
-        if (t->dtype != OQ_DTYPE_INT64 && t->dtype != OQ_DTYPE_INT32) continue;
-        int64_t e = index_outside(tb, t, &b);
+        int64_t e = oq_index_outside(tb, t, &b);
         if (e < 0) continue;
         int64_t v = t->dtype == OQ_DTYPE_INT64 ? ((const int64_t *)t->data)[e] : ((const int32_t *)t->data)[e];
         char where[256], table[96];

@@ -260,6 +260,72 @@ static void test_heads_folded_into_batch(void **state)
     oq_model_info_free(mi);
 }
 
+/* The target of a Reshape that splits `x` ([b, l, 32]) into [b, l, ?, 8]: [0, 0, -1, 8] (the
+ * heads the -1 left to ONNX's Reshape), or computed from x's Shape and the graph input `nh`. */
+static const char *split_target(oq_graph *g, int constant)
+{
+    const int64_t copy_infer[] = {0, 0, -1, 8}, head_dim[] = {8}, first_two[] = {0, 2};
+    if (constant) return oq_graph_const_i64(g, "split", 4, copy_infer);
+    const char *shape = oq_graph_op(g, "Shape", 1, (const char *[]){"x"}, 0, NULL);
+    const char *from = oq_graph_const_i64(g, "s0", 1, first_two), *to = oq_graph_const_i64(g, "s1", 1, first_two + 1);
+    const char *bl = oq_graph_op(g, "Slice", 3, (const char *[]){shape, from, to}, 0, NULL);
+    const oq_attr at0 = OQ_ATTR_I("axis", 0);
+    return oq_graph_op(g, "Concat", 3, (const char *[]){bl, "nh", oq_graph_const_i64(g, "hd", 1, head_dim)}, 1, &at0);
+}
+
+/* An export's [B*H, L, D] fold of a projection [B, L, H*D]: Reshape (split_target) ->
+ * Transpose(0,2,1,3) -> Reshape [-1, l, 8] ([0, -1, 8] for the key), the output unfolded
+ * to [b, -1, l, 8] (b from x's Shape): no constant names the heads, the Reshape semantics do. */
+static oq_model_info *hidden_fold_model(int constant)
+{
+    const oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "hidden_fold", &g, NULL), OQ_OK);
+    const int64_t swap[] = {0, 2, 1, 3}, kt[] = {0, 2, 1}, zero[] = {0};
+    const int64_t fold[] = {-1, 16, 8}, fold0[] = {0, -1, 8}, tail[] = {-1, 16, 8};
+    const oq_dim x_d[] = {OQ_DIM_SYM("b"), OQ_DIM(16), OQ_DIM(32)}, nh_d[] = {OQ_DIM(1)};
+    const oq_dim y_d[] = {OQ_DIM_SYM("b"), OQ_DIM_SYM("h"), OQ_DIM(16), OQ_DIM(8)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, x_d);
+    if (!constant) oq_graph_add_input(g, "nh", OQ_DTYPE_INT64, 1, nh_d);
+    const oq_attr perm = OQ_ATTR_IS("perm", 4, swap), perm_k = OQ_ATTR_IS("perm", 3, kt), last = OQ_ATTR_I("axis", -1);
+    const oq_attr at0 = OQ_ATTR_I("axis", 0);
+    const char *r = oq_graph_op(g, "Reshape", 2, (const char *[]){"x", split_target(g, constant)}, 0, NULL);
+    const char *t = oq_graph_op(g, "Transpose", 1, &r, 1, &perm);
+    const char *q = oq_graph_op(g, "Reshape", 2, (const char *[]){t, oq_graph_const_i64(g, "fold", 3, fold)}, 0, NULL);
+    const char *kf0 = oq_graph_const_i64(g, "fold0", 3, fold0);
+    const char *kf = oq_graph_op(g, "Reshape", 2, (const char *[]){t, kf0}, 0, NULL);
+    const char *k = oq_graph_op(g, "Transpose", 1, &kf, 1, &perm_k);
+    const char *s = oq_graph_op(g, "MatMul", 2, (const char *[]){q, k}, 0, NULL);
+    const char *p = oq_graph_op(g, "Softmax", 1, &s, 1, &last);
+    const char *o = oq_graph_op(g, "MatMul", 2, (const char *[]){p, q}, 0, NULL);
+    const char *shape = oq_graph_op(g, "Shape", 1, (const char *[]){"x"}, 0, NULL);
+    const char *b = oq_graph_op(g, "Gather", 2, (const char *[]){shape, oq_graph_const_i64(g, "b0", 1, zero)}, 1, &at0);
+    const char *to = oq_graph_op(g, "Concat", 2, (const char *[]){b, oq_graph_const_i64(g, "tail", 3, tail)}, 1, &at0);
+    const char *y = oq_graph_op(g, "Reshape", 2, (const char *[]){o, to}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 4, y_d);
+    return inspect_graph(g);
+}
+
+/* H read through the Reshape semantics (0 copies, -1 is what is left: 32 / 8 = 4); a target
+ * computed from an input stays "not fixed by the graph", said, not guessed. */
+static void test_heads_folded_from_hidden(void **state)
+{
+    (void)state;
+    oq_model_info *mi = hidden_fold_model(1);
+    assert_int_equal(mi->n_attention, 1);
+    if (mi->attention[0].heads != 4)
+        fail_msg("heads %lld, detail: %s", (long long)mi->attention[0].heads, mi->attention[0].detail);
+    if (!strstr(mi->attention[0].detail, "; heads folded into the batch axis: 4"))
+        fail_msg("detail: %s", mi->attention[0].detail);
+    oq_model_info_free(mi);
+    mi = hidden_fold_model(0);
+    assert_int_equal(mi->n_attention, 1);
+    assert_int_equal(mi->attention[0].heads, 0);
+    if (!strstr(mi->attention[0].detail, "; heads folded into the batch axis, not fixed by the graph"))
+        fail_msg("detail: %s", mi->attention[0].detail);
+    oq_model_info_free(mi);
+}
+
 static void test_microsoft_and_custom_domains(void **state)
 {
     (void)state;
@@ -881,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_sdpa_static_dims_and_bool_mask),
         cmocka_unit_test(test_attention_heads),
         cmocka_unit_test(test_heads_folded_into_batch),
+        cmocka_unit_test(test_heads_folded_from_hidden),
         cmocka_unit_test(test_heads_walk_bounded),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
