@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
@@ -62,8 +61,8 @@ static int find_input(const oq_model_info *mi, const char *name)
     return -1;
 }
 
-/* Detection's reason where nothing in the graph backs the name: the role's sentence, whose
- * guessed mask every contract error says. */
+/* Detection took the mask by its name alone, nothing in the graph backing it: every contract
+ * error then says the mask was guessed. */
 static int name_only(const oq_signature *sig)
 {
     return sig->mask_role == OQ_MASK_ROLE_NAME;
