@@ -264,10 +264,11 @@ typedef struct oq_bench_opts {
      * dimension has one value across inputs). Generated (seeded): floats uniform in
      * [-1, 1), integers uniform in [int_lo, int_hi], booleans true, except the
      * key-padding mask (rank 2 [batch, length]: the input the model's mask contract
-     * names, whatever its name; without a contract, one whose name contains "mask"):
-     * a valid prefix per row (lengths from length_policy and mask_fraction, as the
-     * attention sweep's masks) then zeros. Without a contract, any other input named
-     * like a mask is all ones. */
+     * names, else mask_input, else the one the graph uses as a mask, whatever its
+     * name: see mask_input): a valid prefix per row (lengths from length_policy and
+     * mask_fraction, as the attention sweep's masks) then padding. Any other input the
+     * graph uses as a mask, and without a contract one named like a mask that the graph
+     * does not tell, is all ones. oq_bench_rows says which input was the mask and why. */
     const char *model_path;
     const char *model_ep;        /* the EP the model runs on: NULL or "cpu", "cuda", a plugin */
     const char *inputs_path;     /* .npz, or NULL */
@@ -295,7 +296,9 @@ typedef struct oq_bench_opts {
      * default) or PAD (PyTorch's key_padding_mask, 1 = padding): a generated mask is then
      * zeros (valid) then ones, and a row's valid_tokens count the mask's zeros. PAD needs
      * model_path and a mask-like input (generated or from inputs_path); so is KEEP when given
-     * (OQ_BENCH_GIVEN_MASK_POLARITY). */
+     * (OQ_BENCH_GIVEN_MASK_POLARITY). Neither given nor in the model's contract: the graph's
+     * reading where its uses of the mask agree (a Not or Sub(1, x) before a Where or Mul with
+     * a large negative constant: KEEP; none: PAD), else KEEP. */
     oq_mask_polarity mask_polarity;
     /* OQ_BENCH_GIVEN_* bits: which of seed, int_lo/int_hi, length_policy and mask_fraction the
      * caller set (a value equal to the default counts). With model_path, one that no generated
@@ -317,6 +320,13 @@ typedef struct oq_bench_opts {
     const char *seq_dim;
     int allow_skip;              /* 1: a sweep in which nothing under test ran is not a failure
                                     (oq_bench_verdict_of: untested with exit status 0) */
+    /* model_path: the name of the mask input [batch, length] (NULL: the one the model's mask
+     * contract names, else the one rank-2 input the graph uses as a padding mask or bias: an
+     * attention operator's key-padding mask, or an input that flows into the attention scores
+     * through casts, comparisons, arithmetic and reshapes, whatever its name; two such are
+     * OQ_ERR_INVALID_ARG, none: no mask). Refused beside a contract that names another.
+     * Appended last (2026-12-06). */
+    const char *mask_input;
 } oq_bench_opts;
 
 /* Defaults: batch 1, lengths 128,512,2048, policy fraction with 0.25, both
@@ -418,6 +428,16 @@ typedef struct oq_bench_rows {
                                 beside "end", as every ortqual document has both); "" unknown */
     struct oq_bench_comparison *baseline; /* owned: the rows against an earlier run's
                                (oq_bench_compare); NULL: none. Appended last (2026-12-06) */
+    /* model_path: the mask input and how it was found ("" and "none": no mask), why, the
+     * polarity its rows were generated and counted with, and an input named like a mask that
+     * was not taken, with the reason ("" none). Appended last (2026-12-06) */
+    char mask_input[OQ_BENCH_NAME_MAX];
+    char mask_source[16];    /* "contract", "option" (opts.mask_input), "graph", "none" */
+    char mask_why[256];
+    oq_mask_polarity mask_polarity;
+    char mask_polarity_source[16]; /* "contract", "option" (opts.mask_polarity given), "graph" (the
+                               graph's uses of the mask tell it), "default" (keep) */
+    char mask_note[512];
 } oq_bench_rows;
 
 /* Total number of rows a sweep will produce (for progress: "[k/total]"); 0 for NULL options. */

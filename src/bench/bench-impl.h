@@ -104,16 +104,33 @@ typedef struct oq_bench_point {
     int mask; /* the mask input [B, L] (oq_bench_resolve_point's rule), -1: none */
 } oq_bench_point;
 
+/* The model's mask input, chosen once for the sweep (model.c, oq_bench_choose_mask). */
+typedef struct oq_bench_mask {
+    int index;            /* the [B, L] mask input, -1: none */
+    const char *source;   /* how it was found: "contract", "option" (opts.mask_input), "graph"; "none" */
+    const char *why;      /* why it is the mask (graph: oq_input_mask_role's sentence); NULL otherwise */
+    unsigned char *ones;  /* per model input, 1: mask-like but not the mask (a rank-4 mask, another
+                             named like one): generated all ones; NULL: none; owned */
+    char note[512];       /* "": else an input named like a mask that is not taken, and why */
+} oq_bench_mask;
+
+/* The mask input of model `mi` (inspect.h) whose input uses are `uses` (inputuse-impl.h):
+ * the one `contract` names (the model's mask contract), else opts.mask_input, else the one
+ * rank-2 input the graph uses as a padding mask or bias (oq_input_mask_role: an attention
+ * operator's key-padding mask, or a flow into the attention scores; validate's rule), none
+ * when no input is. Two such inputs: OQ_ERR_INVALID_ARG listing them. */
+oq_status oq_bench_choose_mask(const oq_bench_opts *o, const oq_model_info *mi, const unsigned *uses,
+                               const char *contract, oq_bench_mask *out, oq_err *err);
+void oq_bench_mask_clear(oq_bench_mask *m);
+
 /* Points of the sweep: the product of the sweeps' value counts (1 without). */
 size_t oq_bench_point_count(const oq_bench_opts *o);
 /* Point p for the model inputs `ins` (inspect.h): the npz tensors (NULL: none) as they are,
  * then --shape, then the model's shapes with named dimensions from --dim, the sweep and the
- * shapes already bound. The mask is the [B, L] input `contract` names (the model's mask
- * contract, as validate takes it: whatever its name, and no other input is one), else without
- * a contract (NULL) the first [B, L] input whose name contains "mask" (any case).
+ * shapes already bound. The mask is mk's input where it is [B, L] (mk NULL: no mask).
  * OQ_ERR_INVALID_ARG names the option, input, axis or dimension. */
 oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
-                                 const char *contract, size_t p, oq_bench_point *out, oq_err *err);
+                                 const oq_bench_mask *mk, size_t p, oq_bench_point *out, oq_err *err);
 void oq_bench_point_clear(oq_bench_point *p);
 /* An --expected tensor for model output `out` must have the shape the model gives it at
  * point p: its rank, fixed sizes and named dimensions the inputs bound (open axes are not

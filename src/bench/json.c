@@ -350,6 +350,19 @@ static json_t *baseline_json(const oq_bench_comparison *c)
                      "rows", list);
 }
 
+/* bench --model's mask input: which, found how and why, its polarity, and an input named like
+ * a mask that was not taken (null where there is none). */
+static void mask_json(json_t *opts, const oq_bench_rows *rows)
+{
+    int none = !*rows->mask_input;
+    json_object_set_new(opts, "mask_input", none ? json_null() : oq_json_text(rows->mask_input));
+    json_object_set_new(opts, "mask_source", json_string(none ? "none" : rows->mask_source));
+    json_object_set_new(opts, "mask_why", *rows->mask_why ? json_string(rows->mask_why) : json_null());
+    json_object_set_new(opts, "mask_polarity", none ? json_null() : json_string(oq_mask_polarity_name(rows->mask_polarity)));
+    json_object_set_new(opts, "mask_polarity_source", none ? json_null() : json_string(rows->mask_polarity_source));
+    json_object_set_new(opts, "mask_note", *rows->mask_note ? oq_json_text(rows->mask_note) : json_null());
+}
+
 oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
                                  int argc, char *const *argv, const char *path, oq_err *err)
 {
@@ -362,6 +375,7 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
     json_t *opts = NULL, *results = json_array();
     oq_status st = model ? model_opts_json(o, &opts, err) : opts_json(o, &opts, err);
     if (!st && *rows->model_sha256) json_object_set_new(opts, "model_sha256", json_string(rows->model_sha256));
+    if (!st && model) mask_json(opts, rows);
     for (size_t i = 0; !st && i < rows->n; i++) {
         json_t *r = NULL;
         if (!(st = row_json(&rows->rows[i], model, &r, err))) json_array_append_new(results, r);

@@ -11,6 +11,7 @@
 #include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
 #include "core/core-impl.h"
+#include "inspect/inputuse-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
@@ -32,7 +33,9 @@ typedef struct model_sweep {
      * each event's length (the one point's inputs: expected allows no sweep) */
     const char *mask_input; /* points[0]'s */
     int64_t batch, seq, *lengths;
-    oq_mask_polarity polarity; /* the mask's: the model's contract's, else the options' (as validate's) */
+    oq_bench_mask mask;        /* the mask input, chosen once (oq_bench_choose_mask) */
+    oq_mask_polarity polarity; /* the mask's: the model's contract's, else the options', else the graph's */
+    const char *polarity_source; /* "contract", "option" (mask_polarity given), "graph", "default" (keep) */
     int has_contract;          /* the model's mask contract names its mask input: */
     char contract[256];
 } model_sweep;
@@ -48,6 +51,7 @@ static void sweep_clear(model_sweep *m)
     for (size_t i = 0; m->points && i < m->n_points; i++) oq_bench_point_clear(&m->points[i]);
     free(m->points);
     free(m->lengths);
+    oq_bench_mask_clear(&m->mask);
     oq_npz_free(m->inputs);
     oq_npz_free(m->expected);
     oq_model_file_clear(&m->file);
@@ -201,6 +205,9 @@ static oq_status check_model_opts(const oq_bench_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* What the mask input is, where none is. */
+#define NO_MASK "rank 2 [batch, length]: the input the mask contract or mask_input names, else the one the graph uses as a mask"
+
 /* Options that shape generated inputs only, and the fills (oq_bench_input_info.fill) that use
  * each: given for a run that generates no such input, they would be ignored. */
 static const struct generated_opt {
@@ -210,9 +217,9 @@ static const struct generated_opt {
     {OQ_BENCH_GIVEN_SEED, "seed", {"uniform", "integers", "mask"}, "no generated input takes random values"},
     {OQ_BENCH_GIVEN_INT_RANGE, "int-range", {"integers"}, "no generated input is an integer one"},
     {OQ_BENCH_GIVEN_LENGTH_POLICY, "length-policy", {"mask"},
-     "no generated input is a mask (named like one, of rank 2 [batch, length])"},
+     "no generated input is the mask (" NO_MASK ")"},
     {OQ_BENCH_GIVEN_MASK_FRACTION, "mask-fraction", {"mask"},
-     "no generated input is a mask (named like one, of rank 2 [batch, length])"},
+     "no generated input is the mask (" NO_MASK ")"},
 };
 
 static int fills_any(const oq_bench_point *p, const struct generated_opt *g)
@@ -265,8 +272,8 @@ static oq_status check_polarity(const oq_bench_opts *o, const oq_bench_point *p,
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %d is neither keep nor pad", (int)o->mask_polarity);
     if (o->mask_polarity == OQ_MASK_POLARITY_KEEP && !(o->given & OQ_BENCH_GIVEN_MASK_POLARITY)) return OQ_OK;
     if (p->mask >= 0) return OQ_OK;
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s: no input of the model is a mask (named like one, of "
-                      "rank 2 [batch, length]), so it would be ignored", oq_mask_polarity_name(o->mask_polarity));
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask_polarity %s: no input of the model is the mask (" NO_MASK
+                      "), so it would be ignored", oq_mask_polarity_name(o->mask_polarity));
 }
 
 /* "<ep>:model:fp32", or fp16 / bf16 when the model computes in float16 / bfloat16 (its attention
@@ -374,9 +381,11 @@ static oq_status contract_polarity(const oq_bench_opts *o, model_sweep *m, oq_er
     int given = (o->given & OQ_BENCH_GIVEN_MASK_POLARITY) || o->mask_polarity != OQ_MASK_POLARITY_KEEP;
     oq_mask_polarity recorded;
     m->polarity = o->mask_polarity;
+    m->polarity_source = given ? "option" : "default";
     oq_status st = oq_convert_contract_of(m->file.bytes, m->file.n, o->model_path, &m->has_contract, m->contract,
                                           sizeof m->contract, &recorded, err);
     if (!st && m->has_contract) st = oq_contract_polarity_adopt(o->model_path, recorded, given, &m->polarity, err);
+    if (!st && m->has_contract) m->polarity_source = "contract";
     return st;
 }
 
@@ -419,6 +428,107 @@ static oq_status expected_mask(const oq_bench_opts *o, model_sweep *m, oq_err *e
     return st;
 }
 
+/* ---- the mask input ------------------------------------------------------------------ */
+
+void oq_bench_mask_clear(oq_bench_mask *m)
+{
+    free(m->ones);
+    memset(m, 0, sizeof *m);
+    m->index = -1;
+    m->source = "none";
+}
+
+/* The input `name` (the contract's or opts.mask_input), a [batch, length] one. */
+static oq_status named_mask(const oq_model_info *mi, const char *path, const char *who, const char *name, int *index,
+                            oq_err *err)
+{
+    char names[512], said[64];
+    who = oq_terms(who, said, sizeof said);
+    for (size_t i = 0; i < mi->n_inputs; i++)
+        if (!strcmp(mi->inputs[i].name, name)) {
+            *index = (int)i;
+            if (mi->inputs[i].rank < 0 || mi->inputs[i].rank == 2) return OQ_OK;
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s%s': the input is rank %d; the mask is [batch, "
+                              "length]", path, who, name, (int)mi->inputs[i].rank);
+        }
+    oq_io_names(mi->inputs, mi->n_inputs, names, sizeof names);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s%s': the model has no such input (inputs: %s)", path, who, name,
+                      names);
+}
+
+/* Without a contract or opts.mask_input (`named` -1): the rank-2 inputs the graph uses as a
+ * padding mask (validate's rule); one is the mask, two are refused (which one is not guessed),
+ * and an input named like a mask that is none is said. The other mask-like inputs (another the
+ * graph uses as one, or of another rank; without a contract, one named like a mask) are
+ * generated all ones, as they were: random values there would mask random positions. */
+static oq_status graph_mask(const oq_bench_opts *o, const oq_model_info *mi, const unsigned *uses, int contract,
+                            int named, oq_bench_mask *out, oq_err *err)
+{
+    char found[512] = "";
+    size_t n_found = 0;
+    for (size_t i = 0; i < mi->n_inputs; i++) {
+        const oq_io_info *in = &mi->inputs[i];
+        const char *why = NULL;
+        oq_mask_role r = oq_input_mask_role(in, uses ? uses[i] : 0, 0, &why);
+        int rank2 = in->rank == 2 || in->rank < 0, like = oq_named_like_mask(in->name);
+        int used = r == OQ_MASK_ROLE_SCORES || r == OQ_MASK_ROLE_OPERATOR;
+        if ((int)i == named) continue;
+        if (named < 0 && rank2 && used) {
+            snprintf(found + strlen(found), sizeof found - strlen(found), "%s'%s'", n_found ? ", " : "", in->name);
+            if (!n_found++) out->index = (int)i, out->why = why;
+            continue;
+        }
+        out->ones[i] = used || (like && !contract && r == OQ_MASK_ROLE_NAME);
+        if (named < 0 && like && !*out->note)
+            snprintf(out->note, sizeof out->note, "input '%s' is named like a mask but is not taken as the mask: %s",
+                     in->name, r == OQ_MASK_ROLE_NONE ? why : rank2 ? "the graph does not use it as one (it reaches "
+                     "no attention mask or bias, nor a Softmax's input)" : "it is not [batch, length]");
+    }
+    if (n_found > 1)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: inputs %s may each be the [batch, length] mask (each is used "
+                          "as one by the graph): name it (mask_input NAME) or record it in the model's mask contract",
+                          o->model_path, found);
+    if (n_found) out->source = "graph";
+    return OQ_OK;
+}
+
+oq_status oq_bench_choose_mask(const oq_bench_opts *o, const oq_model_info *mi, const unsigned *uses,
+                               const char *contract, oq_bench_mask *out, oq_err *err)
+{
+    oq_bench_mask_clear(out);
+    if (contract && o->mask_input && strcmp(contract, o->mask_input))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: mask_input '%s', but the model's mask contract names '%s'",
+                          o->model_path, o->mask_input, contract);
+    if (!(out->ones = calloc(mi->n_inputs ? mi->n_inputs : 1, 1))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = OQ_OK;
+    if (contract) {
+        out->source = "contract";
+        st = named_mask(mi, o->model_path, "the mask contract names '", contract, &out->index, err);
+    } else if (o->mask_input) {
+        out->source = "option";
+        st = named_mask(mi, o->model_path, "mask_input '", o->mask_input, &out->index, err);
+    }
+    return st ? st : graph_mask(o, mi, uses, contract != NULL, out->index, out, err);
+}
+
+/* The mask input from the model's contract, the options or its graph (the bytes inspected),
+ * and its polarity from the graph where neither the contract nor the caller says it and the
+ * graph's uses of the mask agree (inputuse-impl.h, OQ_USE_SAYS_*). */
+static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err)
+{
+    unsigned *uses = NULL;
+    oq_status st = OQ_OK;
+    if (!m->has_contract) st = oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, &uses, NULL, err);
+    if (!st) st = oq_bench_choose_mask(o, m->mi, uses, m->has_contract ? m->contract : NULL, &m->mask, err);
+    unsigned says = !st && uses && m->mask.index >= 0 ? uses[m->mask.index] & (OQ_USE_SAYS_KEEP | OQ_USE_SAYS_PAD) : 0;
+    if (!strcmp(m->polarity_source, "default") && (says == OQ_USE_SAYS_KEEP || says == OQ_USE_SAYS_PAD)) {
+        m->polarity = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
+        m->polarity_source = "graph";
+    }
+    free(uses);
+    return st;
+}
+
 static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
     memset(m, 0, sizeof *m);
@@ -429,6 +539,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st) st = oq_model_refuse_non_tensors(m->mi, o->model_path, oq_terms("the model bench", said, sizeof said), err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
     if (!st) st = check_defaults(o, m, err);
+    if (!st) st = choose_mask(o, m, err);
     if (!st && m->inputs) st = check_inputs(m, err);
     if (!st && o->expected_path) st = oq_npz_read(o->expected_path, &m->expected, err);
     if (!st && m->expected) st = check_expected(m, o->model_path, err);
@@ -439,8 +550,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st && !(m->points = calloc(m->n_points ? m->n_points : 1, sizeof *m->points)))
         st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t p = 0; !st && p < m->n_points; p++) {
-        st = oq_bench_resolve_point(m->mi->inputs, m->mi->n_inputs, m->inputs, o, m->has_contract ? m->contract : NULL,
-                                    p, &m->points[p], err);
+        st = oq_bench_resolve_point(m->mi->inputs, m->mi->n_inputs, m->inputs, o, &m->mask, p, &m->points[p], err);
         for (size_t i = 0; !st && i < m->points[p].n_inputs; i++)
             st = check_int_range(o, &m->points[p].inputs[i], err);
     }
@@ -653,6 +763,18 @@ oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n,
     return st;
 }
 
+/* The mask input the rows were generated with, as summary.json and the tool say it. */
+static void mask_said(const model_sweep *m, oq_bench_rows *rows)
+{
+    const oq_bench_mask *k = &m->mask;
+    snprintf(rows->mask_input, sizeof rows->mask_input, "%s", k->index >= 0 ? m->mi->inputs[k->index].name : "");
+    snprintf(rows->mask_source, sizeof rows->mask_source, "%s", k->index >= 0 ? k->source : "none");
+    snprintf(rows->mask_why, sizeof rows->mask_why, "%s", k->why ? k->why : "");
+    snprintf(rows->mask_note, sizeof rows->mask_note, "%s", k->note);
+    rows->mask_polarity = m->polarity;
+    snprintf(rows->mask_polarity_source, sizeof rows->mask_polarity_source, "%s", m->polarity_source);
+}
+
 oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,
                                oq_bench_rows **out, oq_err *err)
 {
@@ -675,6 +797,7 @@ oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_
     if (!st) st = oq_model_file_unchanged(&m.file, NULL, err); /* ORT read its external data each session */
     if (rows) snprintf(rows->model_sha256, sizeof rows->model_sha256, "%s", m.file.sha256);
     if (rows) snprintf(rows->precision_why, sizeof rows->precision_why, "%s", m.precision.why);
+    if (rows) mask_said(&m, rows);
     sweep_clear(&m);
     if (st) {
         oq_bench_rows_free(rows);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "bench/bench-impl.h"
 #include "npz/npz-impl.h"
@@ -252,19 +251,11 @@ static oq_status shape_sizes(const oq_bench_shape *s, const dim_env *e, int64_t 
     return OQ_OK;
 }
 
-/* The model's contract names its mask input; without one, "mask", "attention_mask",
- * "src_key_padding_mask": the input is named like a mask. */
-static int is_mask(const char *contract, const char *name)
+/* The mask gets a prefix per row; another mask-like input, and a mask not of rank 2, all ones. */
+static const char *fill_for(const oq_bench_input_info *in, size_t i, const oq_bench_mask *mk)
 {
-    if (contract) return !strcmp(name, contract);
-    for (const char *p = name; *p; p++)
-        if (!strncasecmp(p, "mask", 4)) return 1;
-    return 0;
-}
-
-static const char *fill_for(const oq_bench_input_info *in, const char *contract)
-{
-    if (is_mask(contract, in->name)) return in->ndim == 2 ? "mask" : "ones";
+    if (mk && (int)i == mk->index) return in->ndim == 2 ? "mask" : "ones";
+    if (mk && mk->ones && mk->ones[i]) return "ones";
     if (in->dtype == OQ_DTYPE_BOOL) return "ones";
     return oq_dtype_is_float(in->dtype) ? "uniform" : "integers";
 }
@@ -429,7 +420,7 @@ static oq_status check_generatable(const oq_io_info *in, const oq_bench_input_in
 }
 
 oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_npz *npz, const oq_bench_opts *o,
-                                 const char *contract, size_t p, oq_bench_point *out, oq_err *err)
+                                 const oq_bench_mask *mk, size_t p, oq_bench_point *out, oq_err *err)
 {
     memset(out, 0, sizeof *out);
     out->mask = -1;
@@ -453,8 +444,8 @@ oq_status oq_bench_resolve_point(const oq_io_info *ins, size_t n_ins, const oq_n
         oq_bench_input_info *r = &out->inputs[i];
         if (!r->source) st = fill_generated(&ins[i], &e, r, err);
         if (!st) st = check_generatable(&ins[i], r, err);
-        if (!st && strcmp(r->source, "npz")) r->fill = fill_for(r, contract);
-        if (!st && out->mask < 0 && r->ndim == 2 && is_mask(contract, r->name)) out->mask = (int)i;
+        if (!st && strcmp(r->source, "npz")) r->fill = fill_for(r, i, mk);
+        if (!st && mk && (int)i == mk->index && r->ndim == 2) out->mask = (int)i;
     }
     out->n_inputs = n_ins;
     if (!st) st = check_sizes(out, npz, err);

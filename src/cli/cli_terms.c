@@ -18,6 +18,8 @@ static const char *const terms[][2] = {
     {"mask_name '", "--mask '"},
     {"mask_input '", "--mask '"},
     {"(mask_input names one)", "(--mask NAME names one)"},
+    {"(mask_input NAME)", "(--mask NAME)"},
+    {"mask contract or mask_input names", "mask contract or --mask names"},
     {"(no_mask)", "(--no-mask)"},
     {"mask_polarity ", "--mask-polarity "},
     {"static_shapes ", "--static "},

@@ -37,9 +37,16 @@ static const char head[] =
     "name in --inputs (as it is), or generated (seeded) with the shape of --shape, else\n"
     "the model's shape with its named dimensions from --dim, --sweep or another input's\n"
     "shape: floats uniform in [-1, 1), integers in --int-range, booleans true; the mask\n"
-    "([batch, length]: the input the model's mask contract names, else one named like a\n"
-    "mask) gets a valid prefix per row (lengths from --length-policy and --mask-fraction),\n"
-    "then zeros. --expected compares the first run's outputs with yours; one over\n"
+    "gets a valid prefix per row (lengths from --length-policy and --mask-fraction), then\n"
+    "padding. The mask is the [batch, length] input the model's mask contract or --mask\n"
+    "names, else the one the graph uses as a mask, whatever its name: an attention\n"
+    "operator's key-padding mask, or an input that reaches the attention scores (a Softmax's\n"
+    "input, an attention's mask or bias) through Cast, Not, Equal, Sub, Mul, Where,\n"
+    "Unsqueeze, Reshape, Expand...; two such are refused (--mask picks one), an input named\n"
+    "like a mask that is none is said, and which one was taken and why is printed and in\n"
+    "summary.json. Its polarity (1 = valid or 1 = padding) is the contract's, else\n"
+    "--mask-polarity, else as the graph reads it (a Not or 1 - x before a -inf Where or\n"
+    "Mul), else 1 = valid. --expected compares the first run's outputs with yours; one over\n"
     "tolerance fails the row.\n"
     "\n"
     "Writes OUTDIR/summary.json (system, options, every row with raw samples),\n"
@@ -406,6 +413,18 @@ static int set_once(const oq_opt *opt, const char *s)
     return 0;
 }
 
+/* --mask NAME: one input; another name is refused (the last won silently). */
+static int set_mask_input(const oq_opt *opt, const char *s)
+{
+    const char **slot = opt->ctx;
+    if (*slot && strcmp(*slot, s)) {
+        fprintf(stderr, "ortqual bench: --%s given twice ('%s' and '%s'): one input is the mask\n", opt->name, *slot, s);
+        return -1;
+    }
+    *slot = s;
+    return 0;
+}
+
 /* ---- progress and table ------------------------------------------------------------- */
 
 typedef struct progress {
@@ -482,6 +501,35 @@ static void print_table(const oq_bench_rows *rows)
         else
             printf("%s\n", oq_cli_shown(r->error));
     }
+}
+
+/* Where the mask's polarity came from, in the tool's words. */
+static const char *polarity_said(const char *source)
+{
+    static const char *const said[][2] = {{"contract", "the model's mask contract"}, {"option", "--mask-polarity"},
+                                          {"graph", "as the graph reads it"}, {"default", "the default"}};
+    for (size_t i = 0; i < sizeof said / sizeof *said; i++)
+        if (!strcmp(source, said[i][0])) return said[i][1];
+    return source;
+}
+
+/* bench --model's mask input: which, how it was found and why; an input named like a mask that
+ * is not one (never silently: its rows are all valid). */
+static void print_mask(const oq_bench_rows *rows)
+{
+    static const char *const how[][2] = {{"contract", "the model's mask contract names it"},
+                                         {"option", "--mask names it"}, {"graph", NULL}};
+    if (!*rows->mask_input) {
+        printf("mask: none (no input is used as a [batch, length] mask: every row is all valid)\n");
+    } else {
+        const char *why = rows->mask_why;
+        for (size_t i = 0; i < sizeof how / sizeof *how; i++)
+            if (!strcmp(rows->mask_source, how[i][0]) && how[i][1]) why = how[i][1];
+        printf("mask: input '%s' (%s: %s), %s (%s)\n", oq_cli_shown(rows->mask_input), rows->mask_source,
+               oq_cli_shown(why), rows->mask_polarity == OQ_MASK_POLARITY_PAD ? "1 = padding" : "1 = valid",
+               polarity_said(rows->mask_polarity_source));
+    }
+    if (*rows->mask_note) printf("note: %s\n", oq_cli_shown(rows->mask_note));
 }
 
 /* A model's rows: the point, then the percentiles users look for. */
@@ -577,6 +625,7 @@ static int check_mode(cli_state *c)
     }
     const char *m = c->model_opt        ? c->model_opt
                     : o->inputs_path    ? "inputs"
+                    : o->mask_input     ? "mask"
                     : o->expected_path  ? "expected"
                     : c->tolerances.n   ? "tolerance"
                     : oq_cli_given(&c->given, "padding") ? "padding"
@@ -695,6 +744,11 @@ static int finish_args(cli_state *c)
     OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,                                                     \
                     "generated integer inputs uniform in LO..HI, both included\n"                               \
                     "(default 0,1); ids of a vocabulary of V: 0,V-1"),                                          \
+    OQ_OPT_CALLBACK("mask", "NAME", set_mask_input, &o->mask_input,                                             \
+                    "the mask input [batch, length], given a valid prefix per row\n"                          \
+                    "(default: the one the model's mask contract names, else the one\n"                       \
+                    "the graph uses as a mask: read by an attention operator as its\n"                        \
+                    "key-padding mask, or flowing into the attention scores)"),                                 \
     OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),                                                                \
     OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,                                        \
                   "outputs of --inputs to compare the first run with (max abs\n"                                \
@@ -865,6 +919,7 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
     char csv[4096], json[4096];
     snprintf(csv, sizeof csv, "%s/summary.csv", c->outdir);
     snprintf(json, sizeof json, "%s/summary.json", c->outdir);
+    if (c->o.model_path) print_mask(rows);
     if (c->o.model_path) print_model_table(rows);
     else print_table(rows);
     print_baseline(rows->baseline);

@@ -40,6 +40,13 @@ enum {
     OQ_USE_DATA = 1u << 5,
     /* the flow's walk ran out of its budget: what it did not find may still be there */
     OQ_USE_FLOW_CUT = 1u << 6,
+    /* Which value marks a valid position, where the flow tells it (Not, Sub(c, x) and Equal(x, 0)
+     * invert on the way): KEEP, 1 (true) = valid: it selects the kept branch of a Where whose
+     * other branch is a large negative constant, its inverse is multiplied by one, or an
+     * attention operator reads it as its key-padding mask or bool attn_mask (true = attend);
+     * PAD, 1 = padding: the opposite. Both: the uses disagree, and nothing is told. */
+    OQ_USE_SAYS_KEEP = 1u << 7,
+    OQ_USE_SAYS_PAD = 1u << 8,
 };
 
 /* A bound on the values of an integer input: the indices of a Gather, GatherElements or
@@ -85,5 +92,23 @@ oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_in
 /* The same of the model file `path` (read for inspection: its large weights not copied). */
 oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
                                    oq_index_table **tables, oq_err *err);
+
+/* What an input is as a [B, L] padding mask, told by its uses (above) and its name: the one rule
+ * of validate's mask detection and bench --model's mask input. */
+typedef enum oq_mask_role {
+    OQ_MASK_ROLE_NONE = 0, /* its uses say it is something else (*why says what), or its two axes
+                              are one named dimension ([L, L]: a query x key bias) */
+    OQ_MASK_ROLE_OTHER,    /* neither its uses nor its name say anything */
+    OQ_MASK_ROLE_NAME,     /* only its name ("mask" in it) says so: its uses tell nothing */
+    OQ_MASK_ROLE_SCORES,   /* it flows into the attention scores (a mask or bias is made of it) */
+    OQ_MASK_ROLE_OPERATOR, /* an attention operator reads it as its key-padding mask */
+} oq_mask_role;
+
+/* The role of input `in` whose uses are `uses` (0: not known), and in *why a sentence saying why
+ * (NULL for OTHER); `named_only`: its name alone counts (convert's rule: an operator's
+ * key-padding reading and the flow into the scores do not). The rank is the caller's to check. */
+oq_mask_role oq_input_mask_role(const oq_io_info *in, unsigned uses, int named_only, const char **why);
+/* 1 when `name` contains "mask", in any case. */
+int oq_named_like_mask(const char *name);
 
 #endif

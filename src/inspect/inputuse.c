@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "inspect/constidx-impl.h"
 #include "inspect/gview-impl.h"
@@ -31,6 +32,8 @@ typedef struct route {
     int as_is;     /* while it reaches: its rank kept */
     int sum;       /* a float Add's sum that the input reached, passed on through SCORES only since */
     int flows;     /* the input flows here (FLOW) */
+    int inv;       /* while it flows: the value is the input inverted (an odd count of Not, Sub(c, x)...) */
+    int told;      /* while it flows: a node already said which value marks a valid position */
 } route;
 
 static const char *const KEEP_RANK[] = {"Cast", "CastLike", "Identity", "Not", NULL};
@@ -150,6 +153,40 @@ static unsigned flow_slot(const Onnx__NodeProto *n, size_t slot)
     return 0;
 }
 
+/* A constant large and negative enough to mask a score: -inf, the dtype's lowest, BERT's -1e4. */
+static int masks_scores(const walk *w, const char *value)
+{
+    double c;
+    return value && oq_gview_const_scalar(w->v, value, &c) && c <= -1e4;
+}
+
+/* Whether `n` inverts the mask it reads at `slot`: Not, Sub(c, x), Equal(x, 0). */
+static int inverts(const walk *w, const Onnx__NodeProto *n, size_t slot)
+{
+    double c;
+    if (oq_node_is(n, "Not")) return 1;
+    if (oq_node_is(n, "Sub")) return slot == 1;
+    return oq_node_is(n, "Equal") && n->n_input == 2 && oq_gview_const_scalar(w->v, n->input[1 - slot], &c) && c == 0;
+}
+
+/* Which value of the input marks a valid position, as `n` reads it at `slot` through `inv`
+ * inversions (OQ_USE_SAYS_*; 0: `n` does not tell). */
+static unsigned polarity_at(const walk *w, const Onnx__NodeProto *n, size_t slot, int32_t dtype, int inv)
+{
+    int keep = -1; /* 1: the value n reads is 1 where valid; 0: 1 where padded */
+    if (oq_node_is(n, "Where") && slot == 0 && n->n_input == 3) {
+        if (masks_scores(w, n->input[1])) keep = 0;
+        else if (masks_scores(w, n->input[2])) keep = 1;
+    } else if (oq_node_is(n, "Mul") && n->n_input == 2 && masks_scores(w, n->input[1 - slot])) {
+        keep = 0;
+    } else if ((is_ms(n, "Attention") && slot == 3) || (is_ms(n, "MultiHeadAttention") && slot == 4) ||
+               (oq_node_is(n, "Attention") && slot == 3 && dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)) {
+        keep = 1;
+    }
+    if (keep < 0) return 0;
+    return (keep ^ inv) ? OQ_USE_SAYS_KEEP : OQ_USE_SAYS_PAD;
+}
+
 /* What `n`'s output is on the route `p` took to its input `value` (read at slots whose `passes`
  * it says: the flow goes on through one of them). */
 static route route_on(const Onnx__NodeProto *n, const char *value, route p, int passes)
@@ -182,16 +219,22 @@ static void walk_from(walk *w, const char *value, route p)
         }
         if (!p.reaches && !p.sum && !p.flows) return;
         const Onnx__NodeProto *n = w->g->node[oq_gview_consumer(w->v, value, i)];
-        int passes = 0;
+        int passes = 0, flip = 0;
+        unsigned said = 0;
         for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
             if (!strcmp(n->input[slot], value)) {
                 if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
                 if (p.reaches && slot == 1) oq_gather_bounds(w->v, n, p.as_is, &w->table);
                 if (p.flows) w->uses |= flow_slot(n, slot);
+                if (p.flows && !p.told) said |= polarity_at(w, n, slot, p.reaches ? p.dtype : 0, p.inv);
+                flip |= inverts(w, n, slot);
                 passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
             }
         if (p.sum && oq_node_is(n, "Softmax")) w->uses |= OQ_USE_ADDITIVE;
+        w->uses |= said;
         route next = route_on(n, value, p, passes);
+        next.inv = p.inv ^ flip;
+        next.told = p.told || said;
         if (n->n_output && (next.reaches || next.sum || next.flows)) walk_from(w, n->output[0], next);
     }
 }
@@ -216,7 +259,7 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, con
     oq_index_table *tb = tables ? calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *tb) : NULL;
     for (size_t i = 0; u && (tb || !tables) && i < mi->n_inputs; i++) {
         walk w = {.v = v, .g = m->graph, .reach_budget = WALK_BUDGET, .flow_budget = WALK_BUDGET};
-        walk_from(&w, mi->inputs[i].name, (route){1, mi->inputs[i].elem_type, 1, 0, 1});
+        walk_from(&w, mi->inputs[i].name, (route){1, mi->inputs[i].elem_type, 1, 0, 1, 0, 0});
         u[i] = w.uses;
         if (tb) tb[i] = w.table;
     }
@@ -253,4 +296,56 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
     st = uses_of(m, mi, path, uses, tables, err);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
+}
+
+int oq_named_like_mask(const char *name)
+{
+    for (const char *p = name; p && *p; p++)
+        if (!strncasecmp(p, "mask", 4)) return 1;
+    return 0;
+}
+
+/* A rank-2 input whose two axes are one named dimension is [L, L], never [batch, length]. */
+static int square(const oq_io_info *in)
+{
+    return in->rank == 2 && in->dims && in->dims[0] && in->dims[1] && *in->dims[0] && strcmp(in->dims[0], "?") &&
+           (*in->dims[0] < '0' || *in->dims[0] > '9') && !strcmp(in->dims[0], in->dims[1]);
+}
+
+oq_mask_role oq_input_mask_role(const oq_io_info *in, unsigned uses, int named_only, const char **why)
+{
+    int named = oq_named_like_mask(in->name);
+    if (uses & OQ_USE_ATTN_MASK_AS_IS) {
+        *why = "it is an Attention node's attn_mask as it is, which ONNX broadcasts over batch and heads ([Lq, T]: "
+               "its axis 0 is the query, not the batch)";
+        return OQ_MASK_ROLE_NONE;
+    }
+    if (uses & OQ_USE_INDICES) {
+        *why = "it is the indices of a Gather (token ids or positions)";
+        return OQ_MASK_ROLE_NONE;
+    }
+    if (!named_only && (uses & OQ_USE_KEY_PADDING)) {
+        *why = "an attention operator reads it as its key-padding mask";
+        return OQ_MASK_ROLE_OPERATOR;
+    }
+    if (square(in)) {
+        *why = "its two axes are one dimension ([L, L]: a query x key mask or bias, not [batch, length])";
+        return OQ_MASK_ROLE_NONE;
+    }
+    if (!named_only && (uses & (OQ_USE_SCORES | OQ_USE_ADDITIVE))) {
+        *why = named ? "its name contains \"mask\" and it flows into the attention scores"
+                     : "it flows into the attention scores (a Softmax's input or an attention operator's mask or bias)";
+        return OQ_MASK_ROLE_SCORES;
+    }
+    /* ViT's bool_masked_pos selects the patches the mask token replaces: taken by its name, the
+     * positions past its prefix of ones were set apart as padding, unjudged */
+    if (named && (uses & OQ_USE_DATA) &&
+        !(uses & (OQ_USE_SCORES | OQ_USE_ADDITIVE | OQ_USE_KEY_PADDING | OQ_USE_FLOW_CUT))) {
+        *why = "the model uses it on its data (it flows into a MatMul, Gemm, Conv or an attention's query, key or "
+               "value, as ViT's bool_masked_pos selects the patches the mask token replaces) and never on attention "
+               "scores";
+        return OQ_MASK_ROLE_NONE;
+    }
+    *why = named ? "its name contains \"mask\"" : NULL;
+    return named ? OQ_MASK_ROLE_NAME : OQ_MASK_ROLE_OTHER;
 }

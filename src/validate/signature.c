@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "compare/compare-impl.h"
@@ -62,40 +61,12 @@ static int find_input(const oq_model_info *mi, const char *name)
     return -1;
 }
 
-static int contains_mask(const char *name)
+/* Detection took the mask by its name alone, nothing in the graph backing it: every contract
+ * error then says the mask was guessed. */
+static int name_only(const oq_signature *sig)
 {
-    for (const char *p = name; *p; p++)
-        if (!strncasecmp(p, "mask", 4)) return 1;
-    return 0;
+    return sig->mask_role == OQ_MASK_ROLE_NAME;
 }
-
-/* Why input i is not a [B, L] padding mask, whatever its name (NULL: it may be one). */
-static const char *not_padding(const oq_signature *sig, size_t i)
-{
-    unsigned u = sig->uses ? sig->uses[i] : 0;
-    if (u & OQ_USE_ATTN_MASK_AS_IS)
-        return "it is an Attention node's attn_mask as it is, which ONNX broadcasts over batch and heads "
-               "([Lq, T]: its axis 0 is the query, not the batch)";
-    if (u & OQ_USE_INDICES) return "it is the indices of a Gather (token ids or positions)";
-    return NULL;
-}
-
-/* Why input i, named like a mask, is not the padding mask all the same (NULL: it may be one):
- * the graph uses it on the model's data and never on attention scores, as ViT's bool_masked_pos
- * (the patches the mask token replaces) is. Taken by its name, the positions past its prefix
- * of ones were set apart as padding, unjudged. */
-static const char *used_on_data(const oq_signature *sig, size_t i)
-{
-    unsigned u = sig->uses ? sig->uses[i] : 0;
-    if (!(u & OQ_USE_DATA) || (u & (OQ_USE_SCORES | OQ_USE_KEY_PADDING | OQ_USE_ADDITIVE | OQ_USE_FLOW_CUT)))
-        return NULL;
-    return "the model uses it on its data (it flows into a MatMul, Gemm, Conv or an attention's query, key or "
-           "value, as ViT's bool_masked_pos selects the patches the mask token replaces) and never on attention "
-           "scores";
-}
-
-/* Detection's reason where nothing in the graph backs the name: every contract error says it. */
-static const char NAME_ONLY[] = "its name contains \"mask\"";
 
 static oq_status refuse_guess(const char *path, const char *what, const char *name, oq_err *err)
 {
@@ -103,27 +74,29 @@ static oq_status refuse_guess(const char *path, const char *what, const char *na
                       "is none (no_mask)", path, what, name);
 }
 
-/* Detection, without --mask or a contract: among the rank-2 inputs that may be a [B, L]
- * padding mask (not_padding), the one whose operator says it is a key-padding mask or whose
- * name contains "mask". Unless `named_only` (convert's rule: only the name counts, nothing is
- * refused), two such, or none and a lone rank-2 input, are refused: the lone one was taken once,
- * and token ids or an [Lq, T] mask taken as the padding mask left wrong values unjudged. */
+/* Detection, without --mask or a contract: among the rank-2 inputs, those whose role
+ * (oq_input_mask_role: an operator's key-padding mask, a flow into the attention scores, a name
+ * containing "mask") says they may be the [B, L] padding mask. Unless `named_only` (convert's
+ * rule: only the name counts, nothing is refused), two such, or none and a lone rank-2 input,
+ * are refused: the lone one was taken once, and token ids or an [Lq, T] mask taken as the
+ * padding mask left wrong values unjudged. */
 static oq_status detect_mask(oq_signature *sig, int named_only, const char *path, oq_err *err)
 {
     const oq_model_info *mi = sig->mi;
-    int found = -1, second = -1, n_found = 0, other = -1, n_other = 0, padding = 0;
+    int found = -1, second = -1, n_found = 0, other = -1, n_other = 0;
+    oq_mask_role role = OQ_MASK_ROLE_NONE;
+    const char *why = NULL;
     for (size_t i = 0; i < mi->n_inputs; i++) {
         if (mi->inputs[i].rank != 2) continue;
-        const char *name = mi->inputs[i].name, *why_not = not_padding(sig, i);
-        int named = contains_mask(name), is_padding = !named_only && sig->uses && sig->uses[i] & OQ_USE_KEY_PADDING;
-        if (!why_not && named && !is_padding) why_not = used_on_data(sig, i);
-        if (why_not && named && !*sig->not_mask)
-            snprintf(sig->not_mask, sizeof sig->not_mask, "input '%s' is not taken as the padding mask: %s", name,
-                     why_not);
-        if (why_not) continue;
-        if (!named && !is_padding) other = (int)i, n_other++;
+        const char *said = NULL;
+        oq_mask_role r = oq_input_mask_role(&mi->inputs[i], sig->uses ? sig->uses[i] : 0, named_only, &said);
+        if (r == OQ_MASK_ROLE_NONE && oq_named_like_mask(mi->inputs[i].name) && !*sig->not_mask)
+            snprintf(sig->not_mask, sizeof sig->not_mask, "input '%s' is not taken as the padding mask: %s",
+                     mi->inputs[i].name, said);
+        if (r == OQ_MASK_ROLE_NONE) continue;
+        if (r == OQ_MASK_ROLE_OTHER) other = (int)i, n_other++;
         else if (n_found++) second = second < 0 ? (int)i : second;
-        else found = (int)i, padding = is_padding;
+        else found = (int)i, role = r, why = said;
     }
     char what[640];
     if (n_found > 1 && !named_only) {
@@ -138,10 +111,8 @@ static oq_status detect_mask(oq_signature *sig, int named_only, const char *path
         return refuse_guess(path, what, mi->inputs[other].name, err);
     }
     sig->mask = found >= 0 ? found : -1;
-    sig->mask_why = found < 0 ? NULL : padding ? "an attention operator reads it as its key-padding mask"
-                    : sig->uses && sig->uses[found] & OQ_USE_SCORES ? "its name contains \"mask\" and it flows "
-                                                                     "into the attention scores"
-                                                                   : NAME_ONLY;
+    sig->mask_why = found < 0 ? NULL : why;
+    sig->mask_role = found < 0 ? OQ_MASK_ROLE_NONE : role;
     return OQ_OK;
 }
 
@@ -444,7 +415,7 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
         oq_status st = sig->polarity_fixed ? oq_mask_check(m, NULL, in->lengths, err) /* its advice: 1 - mask */
                                            : oq_mask_check_polarity(m, NULL, sig->polarity, in->lengths, err);
         if (st == OQ_ERR_MASK && sig->mask_why && err &&
-            (sig->mask_why == NAME_ONLY || strstr(err->msg, "is not 0 or 1")))
+            (name_only(sig) || strstr(err->msg, "is not 0 or 1")))
             return guessed_mask_error(sig, path, m->name, err);
         if (st == OQ_ERR_MASK) mask_event_named(in->ids, err);
         return st ? oq_err_prefix(err, "%s: mask '%s': ", path, m->name) : OQ_OK;

@@ -485,6 +485,7 @@ typedef struct oq_signature {
     int features;        /* the input generated events' features feed, -1: none */
     const char *mask_why; /* why detection took the mask (messages name it, and how to decide);
                             NULL: --mask, the contract or ortqual's own model named it */
+    oq_mask_role mask_role; /* detection's reason for mask_why (OQ_MASK_ROLE_NONE: not detected) */
     char not_mask[320];  /* "": else why an input named like a mask is none (told by the run) */
     unsigned *uses;      /* each input's OQ_USE_* bits (inspect/inputuse-impl.h); NULL: not known */
     oq_mask_polarity polarity; /* which value of the mask marks a valid element */

@@ -59,12 +59,12 @@ tokens() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['results'
 expect 0 "report: bpad/report.html" "$Q" bench --model pad.onnx --inputs io_pad.npz --mask-polarity pad --iters 1 \
     --warmup 0 --outdir bpad
 [ "$(tokens bpad/summary.json)" = "$b" ] && ok "bench: valid_tokens $b" || bad "bench: valid_tokens '$(tokens bpad/summary.json)', want $b"
-expect 2 "^ortqual bench: --mask-polarity pad: no input of the model is a mask \(named like one, of rank 2 \[batch, length\]\)" \
+expect 2 "^ortqual bench: --mask-polarity pad: no input of the model is the mask \(rank 2 \[batch, length\]: the input the mask contract or --mask names, else the one the graph uses as a mask\)" \
     "$Q" bench --model "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --dim batch=2 \
     --mask-polarity pad --iters 1 --outdir bx
 expect 2 "^ortqual bench: --mask-polarity reads the mask of a --model file" "$Q" bench --mask-polarity pad --iters 1 --outdir by
 # a given keep, the default's value, would be ignored all the same: refused so (it ran)
-expect 2 "^ortqual bench: --mask-polarity keep: no input of the model is a mask" \
+expect 2 "^ortqual bench: --mask-polarity keep: no input of the model is the mask" \
     "$Q" bench --model "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --dim batch=2 \
     --mask-polarity keep --iters 1 --outdir bx
 expect 2 "^ortqual bench: --mask-polarity reads the mask of a --model file" "$Q" bench --mask-polarity keep --iters 1 --outdir by

@@ -15,6 +15,7 @@
 
 #include "bench/bench-impl.h"
 #include "core/core-impl.h"
+#include "inspect/inputuse-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/convert.h"
 #include "ortqual/fileio.h"
@@ -23,6 +24,7 @@
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
 #include "ortqual/proc.h"
+#include "validate/validate-impl.h"
 
 #define TESTUTIL_GRAPH
 #define TESTUTIL_RUNTIME_FIXTURE
@@ -94,6 +96,8 @@ static char *features_dims[] = {"batch", "seq", "17"}, *mask_dims[] = {"batch", 
 static const oq_io_info ins[] = {{"features", OQ_DTYPE_FLOAT32, 3, features_dims},
                                  {"mask", OQ_DTYPE_BOOL, 2, mask_dims},
                                  {"ids", OQ_DTYPE_INT64, 2, ids_dims}};
+/* its mask input, as oq_bench_choose_mask takes it from the graph */
+static const oq_bench_mask MASK1 = {.index = 1, .source = "graph"};
 
 static oq_bench_opts opts_with(size_t n_shapes, const oq_bench_shape *shapes, size_t n_dims, const oq_bench_dim *dims,
                                size_t n_sweeps, const oq_bench_dim *sweeps)
@@ -128,7 +132,7 @@ static void test_named_dims_bind_across_inputs(void **state)
     oq_bench_opts o = opts_with(2, sh, 0, NULL, 1, &sw);
     assert_int_equal(oq_bench_point_count(&o), 2);
     oq_bench_point p;
-    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, NULL, 1, &p, &err), OQ_OK);
+    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, &MASK1, 1, &p, &err), OQ_OK);
     assert_int_equal(p.n_inputs, 3);
     assert_int_equal(p.inputs[0].shape[1], 16);
     assert_string_equal(p.inputs[0].source, "shape");
@@ -159,7 +163,7 @@ static void test_sweeps_first_slowest(void **state)
     oq_bench_point p;
     const int64_t want[6][2] = {{1, 3}, {1, 4}, {1, 5}, {2, 3}, {2, 4}, {2, 5}};
     for (size_t k = 0; k < 6; k++) {
-        assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, NULL, k, &p, &err), OQ_OK);
+        assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, &MASK1, k, &p, &err), OQ_OK);
         assert_int_equal(dim_of(&p, "batch"), want[k][0]);
         assert_int_equal(dim_of(&p, "seq"), want[k][1]);
         assert_int_equal(p.inputs[2].shape[1], 7);
@@ -172,7 +176,7 @@ static void expect_error(const oq_bench_opts *o, const oq_npz *npz, const char *
 {
     oq_bench_point p;
     oq_err err = {0};
-    assert_int_equal(oq_bench_resolve_point(ins, 3, npz, o, NULL, 0, &p, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_bench_resolve_point(ins, 3, npz, o, &MASK1, 0, &p, &err), OQ_ERR_INVALID_ARG);
     if (!strstr(err.msg, want)) fail_msg("error '%s' lacks '%s'", err.msg, want);
     assert_null(p.inputs);
 }
@@ -232,7 +236,7 @@ static void test_npz_inputs_as_they_are(void **state)
     assert_int_equal(oq_bench_shape_parse("ids=3,9", &sh, &err), OQ_OK);
     oq_bench_opts o = opts_with(1, &sh, 0, NULL, 0, NULL);
     oq_bench_point p;
-    assert_int_equal(oq_bench_resolve_point(ins, 3, &z, &o, NULL, 0, &p, &err), OQ_OK);
+    assert_int_equal(oq_bench_resolve_point(ins, 3, &z, &o, &MASK1, 0, &p, &err), OQ_OK);
     assert_string_equal(p.inputs[0].source, "npz");
     assert_int_equal(p.inputs[1].shape[0], 3);
     assert_int_equal(p.inputs[1].shape[1], 5);
@@ -330,7 +334,7 @@ static void test_generated_inputs(void **state)
     o.int_lo = 3;
     o.int_hi = 7;
     oq_bench_point p;
-    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, NULL, 0, &p, &err), OQ_OK);
+    assert_int_equal(oq_bench_resolve_point(ins, 3, NULL, &o, &MASK1, 0, &p, &err), OQ_OK);
     oq_tensor **a = NULL, **b = NULL;
     assert_int_equal(oq_bench_make_inputs(&o, o.mask_polarity, NULL, &p, &a, &err), OQ_OK);
     assert_int_equal(oq_bench_make_inputs(&o, o.mask_polarity, NULL, &p, &b, &err), OQ_OK);
@@ -651,8 +655,13 @@ static void write_typed_model(const char *path, const char *b, const char *t, in
     oq_graph_add_output(g, oq_graph_op(g, "Greater", 2, gt, 0, NULL), "pos", OQ_DTYPE_BOOL, 3, xd);
     oq_graph_add_output(g, oq_graph_op(g, "Cast", 1, x, 1, bf), "half", OQ_DTYPE_BFLOAT16, 3, xd);
     oq_graph_add_output(g, oq_graph_op(g, "Cast", 1, x, 1, i32), "i32", OQ_DTYPE_INT32, 3, xd);
+    /* the mask as a model uses one, on scores (a name alone no longer makes an input the mask) */
     const char *m[] = {"attention_mask"};
-    if (mask) oq_graph_add_output(g, oq_graph_op(g, "Identity", 1, m, 0, NULL), "m", OQ_DTYPE_INT64, 2, xd);
+    oq_attr f32[] = {OQ_ATTR_I("to", OQ_DTYPE_FLOAT32)};
+    if (mask) {
+        const char *mf = oq_graph_op(g, "Cast", 1, m, 1, f32);
+        oq_graph_add_output(g, oq_graph_op(g, "Softmax", 1, &mf, 0, NULL), "m", OQ_DTYPE_FLOAT32, 2, xd);
+    }
     oq_err err = {0};
     if (oq_graph_write(g, path, 1, &err)) fail_msg("%s", err.msg);
     oq_graph_free(g);
@@ -717,7 +726,8 @@ static void write_contract_model(const char *path, int contract)
 
 /* The mask input is the one the model's mask contract names, as validate takes it: "keep" is
  * generated as the mask (its valid prefixes counted, its length the row's), and "mask_pos",
- * named like a mask, is data. Without a contract the name still decides. */
+ * named like a mask, is data. Without a contract the graph decides: it uses neither as a mask
+ * (an Identity each), so there is none; "mask_pos" was taken by its name. */
 static void test_mask_by_contract(void **state)
 {
     (void)state;
@@ -745,11 +755,143 @@ static void test_mask_by_contract(void **state)
         assert_string_equal(r->inputs[1].name, "keep");
         assert_string_equal(r->inputs[1].fill, contract ? "mask" : "integers");
         assert_string_equal(r->inputs[2].name, "mask_pos");
-        assert_string_equal(r->inputs[2].fill, contract ? "uniform" : "mask");
-        assert_int_equal(r->seq_len, contract ? 8 : 5);
-        assert_true(r->masked && r->valid_tokens > 0 && r->valid_tokens < 3 * (contract ? 8 : 5));
+        assert_string_equal(r->inputs[2].fill, contract ? "uniform" : "ones");
+        assert_int_equal(r->seq_len, contract ? 8 : 0);
+        assert_true(contract ? r->masked && r->valid_tokens > 0 && r->valid_tokens < 3 * 8 : !r->masked);
+        assert_string_equal(rows->mask_source, contract ? "contract" : "none");
+        assert_string_equal(rows->mask_input, contract ? "keep" : "");
+        if (!contract)
+            assert_string_equal(rows->mask_note, "input 'mask_pos' is named like a mask but is not taken as the mask: "
+                                "the graph does not use it as one (it reaches no attention mask or bias, nor a "
+                                "Softmax's input)");
         oq_bench_rows_free(rows);
     }
+    remove_dir(dir);
+}
+
+/* A self-attention over x [B, L, 8] plus the embedding of `ids_name` [B, L] (a Gather's
+ * indices), whose scores get the additive mask of the bool `mask_name` [B, L] as exports write
+ * it: Not, Cast, Mul by -1e4, Unsqueeze, Add before the Softmax (1 = valid; with `pad` no Not:
+ * PyTorch's key_padding_mask, 1 = padding); with `second`, a bool "keep" [B, L] And-ed in first
+ * (two inputs that each reach the scores). */
+static void write_masked_attention(const char *path, const char *mask_name, const char *ids_name, int second, int pad)
+{
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "g", &g, NULL), OQ_OK);
+    const oq_dim bl[] = {OQ_DIM_SYM("B"), OQ_DIM_SYM("L")}, ble[] = {bl[0], bl[1], OQ_DIM(8)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, ble);
+    oq_graph_add_input(g, mask_name, OQ_DTYPE_BOOL, 2, bl);
+    oq_graph_add_input(g, ids_name, OQ_DTYPE_INT64, 2, bl);
+    if (second) oq_graph_add_input(g, "keep", OQ_DTYPE_BOOL, 2, bl);
+    const int64_t es[] = {10, 8}, one[] = {1}, perm[] = {0, 2, 1};
+    oq_tensor *emb = NULL;
+    assert_int_equal(oq_tensor_create(&emb, OQ_DTYPE_FLOAT32, 2, es, "emb", NULL), OQ_OK);
+    const char *e = oq_graph_op(g, "Gather", 2, (const char *[]){oq_graph_add_initializer(g, emb, "emb"), ids_name}, 0,
+                                NULL);
+    const char *h = oq_graph_op(g, "Add", 2, (const char *[]){"x", e}, 0, NULL);
+    const oq_attr tr = OQ_ATTR_IS("perm", 3, perm), f32 = OQ_ATTR_I("to", OQ_DTYPE_FLOAT32);
+    const char *sc = oq_graph_op(g, "MatMul", 2, (const char *[]){h, oq_graph_op(g, "Transpose", 1, &h, 1, &tr)}, 0, NULL);
+    const char *m = second ? oq_graph_op(g, "And", 2, (const char *[]){mask_name, "keep"}, 0, NULL) : mask_name;
+    const char *padded = oq_graph_op(g, "Cast", 1, (const char *[]){pad ? m : oq_graph_op(g, "Not", 1, &m, 0, NULL)}, 1,
+                                     &f32);
+    const char *bias = oq_graph_op(g, "Mul", 2, (const char *[]){padded, oq_graph_const_f32(g, "min", -1e4f)}, 0, NULL);
+    const char *b3 = oq_graph_op(g, "Unsqueeze", 2, (const char *[]){bias, oq_graph_const_i64(g, "ax", 1, one)}, 0, NULL);
+    const char *p = oq_graph_op(g, "Softmax", 1, (const char *[]){oq_graph_op(g, "Add", 2, (const char *[]){sc, b3}, 0,
+                                                                              NULL)}, 0, NULL);
+    oq_graph_add_output(g, oq_graph_op(g, "MatMul", 2, (const char *[]){p, h}, 0, NULL), "y", OQ_DTYPE_FLOAT32, 3, ble);
+    oq_err err = {0};
+    if (oq_graph_write(g, path, 1, &err)) fail_msg("%s", err.msg);
+    oq_graph_free(g);
+    oq_tensor_free(emb);
+}
+
+static oq_status sweep_masked(const char *path, const char *mask_input, oq_bench_rows **rows, oq_err *err)
+{
+    oq_bench_dim d[2];
+    assert_int_equal(oq_bench_dim_parse_one("B=3", &d[0], err), OQ_OK);
+    assert_int_equal(oq_bench_dim_parse_one("L=8", &d[1], err), OQ_OK);
+    oq_bench_opts o = opts_with(0, NULL, 2, d, 0, NULL);
+    o.model_path = path;
+    o.mask_input = mask_input;
+    o.iters = 1;
+    o.warmup = 0;
+    o.threads = 1;
+    o.mem_sample_us = 0;
+    o.mask_fraction = 0.5;
+    o.int_hi = 9;
+    return oq_bench_sweep(rt, &o, NULL, NULL, rows, err);
+}
+
+/* The mask is found from the graph, not its name: "valid", which reaches the scores through
+ * Not, Cast, Mul, Unsqueeze and Add, is generated as the mask (it was all random: its name says
+ * nothing), and "mask_token_ids", a Gather's indices, gets ids (it got a prefix mask), said in
+ * one note. Two inputs that reach the scores are refused, not guessed; mask_input picks one.
+ * validate's detection is the same rule (it refused "valid" as a lone rank-2 input). */
+static void test_mask_from_graph(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bench_graphmask");
+    char path[512];
+    snprintf(path, sizeof path, "%s/m.onnx", dir);
+    oq_err err = {0};
+    write_masked_attention(path, "valid", "mask_token_ids", 0, 0);
+    oq_bench_rows *rows = NULL;
+    if (sweep_masked(path, NULL, &rows, &err) != OQ_OK) fail_msg("%s", err.msg);
+    const oq_bench_row *r = &rows->rows[0];
+    if (r->status != OQ_BENCH_OK) fail_msg("%s", r->error);
+    assert_string_equal(r->inputs[1].name, "valid");
+    assert_string_equal(r->inputs[1].fill, "mask");
+    assert_string_equal(r->inputs[2].fill, "integers");
+    assert_true(r->masked && r->valid_tokens > 0 && r->valid_tokens < 3 * 8);
+    assert_int_equal(r->seq_len, 8);
+    assert_string_equal(rows->mask_input, "valid");
+    assert_string_equal(rows->mask_source, "graph");
+    assert_string_equal(rows->mask_why,
+                        "it flows into the attention scores (a Softmax's input or an attention operator's mask or bias)");
+    assert_string_equal(rows->mask_note, "input 'mask_token_ids' is named like a mask but is not taken as the mask: "
+                                         "it is the indices of a Gather (token ids or positions)");
+    assert_int_equal(rows->mask_polarity, OQ_MASK_POLARITY_KEEP); /* Not, then Mul by -1e4 */
+    assert_string_equal(rows->mask_polarity_source, "graph");
+    oq_bench_rows_free(rows);
+    write_masked_attention(path, "valid", "ids", 0, 1); /* no Not: 1 = padding, its zeros counted */
+    if (sweep_masked(path, NULL, &rows, &err) != OQ_OK) fail_msg("%s", err.msg);
+    assert_int_equal(rows->mask_polarity, OQ_MASK_POLARITY_PAD);
+    assert_string_equal(rows->mask_polarity_source, "graph");
+    assert_true(rows->rows[0].masked && rows->rows[0].valid_tokens > 0 && rows->rows[0].valid_tokens < 3 * 8);
+    oq_bench_rows_free(rows);
+    write_masked_attention(path, "valid", "mask_token_ids", 0, 0);
+
+    oq_validate_opts vo; /* validate: one rule */
+    oq_validate_opts_default(&vo);
+    vo.kind = OQ_MODEL_USER;
+    vo.model_path = path;
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(path, &mi, &err), OQ_OK);
+    oq_signature sig;
+    if (oq_signature_make(&vo, NULL, &mi, NULL, &sig, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(sig.mask, 1);
+    assert_string_equal(sig.mask_why, "it flows into the attention scores (a Softmax's input or an attention "
+                                      "operator's mask or bias)");
+    oq_signature_clear(&sig);
+
+    write_masked_attention(path, "m", "ids", 1, 0);
+    rows = NULL;
+    assert_int_equal(sweep_masked(path, NULL, &rows, &err), OQ_ERR_INVALID_ARG);
+    assert_null(rows);
+    char want[1024];
+    snprintf(want, sizeof want, "%s: inputs 'm', 'keep' may each be the [batch, length] mask (each is used as one by "
+             "the graph): name it (mask_input NAME) or record it in the model's mask contract", path);
+    assert_string_equal(err.msg, want);
+    if (sweep_masked(path, "keep", &rows, &err) != OQ_OK) fail_msg("%s", err.msg);
+    assert_string_equal(rows->mask_input, "keep");
+    assert_string_equal(rows->mask_source, "option");
+    assert_string_equal(rows->rows[0].inputs[3].fill, "mask");
+    assert_string_equal(rows->rows[0].inputs[1].fill, "ones");
+    oq_bench_rows_free(rows);
+    rows = NULL;
+    assert_int_equal(sweep_masked(path, "nope", &rows, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, ": mask_input 'nope': the model has no such input (inputs: x, m, ids, keep)"));
     remove_dir(dir);
 }
 
@@ -857,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_refusal_by_the_dims_run),
         cmocka_unit_test(test_batch_axis_of_any_name),
         cmocka_unit_test(test_mask_by_contract),
+        cmocka_unit_test(test_mask_from_graph),
         cmocka_unit_test(test_integer_outputs_expected),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
