@@ -6,6 +6,10 @@
 
 #include "ortqual/compare.h"
 
+/* Whether two dtypes are compared exactly (either not a float: integers and bools, tolerance 0):
+ * the dtypes decide, never a recorded flag. */
+int oq_compare_is_exact(oq_dtype out, oq_dtype ref);
+
 /* The result as a new JSON object (caller owns it: json_decref). Non-finite
  * numbers, which JSON cannot hold, are written as the strings "nan", "inf", "-inf".
  * The histograms are written trimmed to their non-empty range (docs/summary-schema.md):

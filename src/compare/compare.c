@@ -361,6 +361,8 @@ static void finish(oq_compare_result *r, const struct sums *s, const oq_compare_
     r->passed = oq_compare_judge_numbers(r, NULL, 0);
 }
 
+int oq_compare_is_exact(oq_dtype out, oq_dtype ref) { return !oq_dtype_is_float(out) || !oq_dtype_is_float(ref); }
+
 int oq_compare_judge_numbers(const oq_compare_result *r, char *why, size_t n)
 {
     char none[64], a[32];
@@ -571,7 +573,7 @@ static oq_status compare_tensors(const oq_tensor *out, const oq_tensor *ref, con
     memcpy(res->shape, out->shape, sizeof res->shape);
     res->out_dtype = out->dtype;
     res->ref_dtype = ref->dtype;
-    res->exact = !oq_dtype_is_float(out->dtype) || !oq_dtype_is_float(ref->dtype);
+    res->exact = oq_compare_is_exact(out->dtype, ref->dtype);
     res->masked = o.lengths != NULL;
     res->tol = res->exact ? (oq_tolerance){0, 0} : o.tol;
     res->num_elements = oq_tensor_numel(out);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
+#include "compare/compare-impl.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
@@ -109,9 +110,15 @@ static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
 static int judged_again(const merge_ctx *m, size_t k, int whole, char *why, size_t n)
 {
     oq_compare_result *r = m->scratch;
-    oq_tolerance want = oq_tolerances_get(m->tols[k], r->name);
+    /* exact by its dtypes, at tolerance 0: a float output flagged exact skipped its tolerance */
+    int exact = oq_compare_is_exact(r->out_dtype, r->ref_dtype);
+    oq_tolerance want = exact ? (oq_tolerance){0, 0} : oq_tolerances_get(m->tols[k], r->name);
     char a[32], b[32], c[32], d[32], numbers[160], vacuous[300];
-    if (!r->exact && (r->tol.rtol != want.rtol || r->tol.atol != want.atol))
+    if (r->exact != exact)
+        snprintf(why, n, "says it was compared %s, but its dtypes %s and %s are compared %s",
+                 r->exact ? "exactly" : "by tolerance", oq_dtype_name(r->out_dtype), oq_dtype_name(r->ref_dtype),
+                 exact ? "exactly" : "by tolerance");
+    else if (r->tol.rtol != want.rtol || r->tol.atol != want.atol)
         snprintf(why, n, "was judged at rtol=%s,atol=%s, not at the plan's rtol=%s,atol=%s",
                  oq_real_str(r->tol.rtol, 6, a, sizeof a), oq_real_str(r->tol.atol, 6, b, sizeof b),
                  oq_real_str(want.rtol, 6, c, sizeof c), oq_real_str(want.atol, 6, d, sizeof d));
@@ -416,6 +423,19 @@ typedef struct concat {
  * every batch, in full, is judged (check_passed_outputs). */
 static void judge_batch(concat *c, const oq_batch_result *b)
 {
+    /* every batch compares every output of the model (each expected file holds them all): a
+     * record that leaves one out hides its failure there, and the merged output covers fewer
+     * batches than it says; one no other shard compared is no output of the plan's model */
+    for (size_t i = 0; c->contradicted < 0 && i < c->whole->n_outputs; i++) {
+        const char *name = c->whole->outputs[i].all.name;
+        size_t seen = 0;
+        for (size_t j = 0; j < b->n_outputs; j++) seen += !strcmp(b->outputs[j].name, name);
+        if (seen != 1) {
+            c->contradicted = b->index;
+            snprintf(c->why, sizeof c->why, "lists output '%s' %zu times, where every batch compares each output "
+                     "of the configuration once", name, seen);
+        }
+    }
     for (size_t j = 0; c->contradicted < 0 && j < b->n_outputs; j++) {
         const oq_batch_output *o = &b->outputs[j];
         const oq_compare_result *all = NULL;

@@ -308,6 +308,8 @@ void oq_batch_output_counts(const oq_batch_output *o, oq_compare_result *r)
     snprintf(r->name, sizeof r->name, "%s", o->name);
     r->tol = o->tol;
     r->exact = o->exact;
+    r->out_dtype = o->dtype;
+    r->ref_dtype = o->ref_dtype;
     r->num_valid = o->num_valid;
     r->over_tol = o->over_tol;
     r->nan_count = o->nan_count;

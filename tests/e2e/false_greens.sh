@@ -4,7 +4,10 @@
 #    element: rtol=0.5,atol=0.9 against expected values up to 1.71); only an atol alone at or
 #    above the largest |value| was caught. Failed in replay, validate and bench --model.
 # 2. merge trusting a shard's `passed` flags over its numbers: a summary edited to nan 2,
-#    over_tolerance 3, max_abs 5 at atol 1e-5 or another tolerance, `passed` kept, merged PASSED.
+#    over_tolerance 3, max_abs 5 at atol 1e-5 or another tolerance, `passed` kept, merged PASSED;
+#    a third review (2026-12-06): an output left out of a shard's batch record (its failure there
+#    hidden, the merged output over fewer batches), one added, and a float output flagged `exact`
+#    (its tolerance skipped) merged PASSED too.
 set -uo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 e2e_start
@@ -87,6 +90,34 @@ for case in "nan:2:has nan 2" "over_tolerance:3:has over_tolerance 3" \
     expect 2 "^ortqual merge: SD/shards/1/summary.json: cpu:model:fp32 passed, but its batch 1, output 'output' $why$CONTRA" \
         "$Q" merge SD --no-plots
 done
+# outputs: shard 1's batch record without its output, with it twice, with an output no other
+# shard compared (config and record); exact: the float output flagged exact at a tolerance of 100
+outputs() {
+    $PY - shard1.json SD/shards/1/summary.json "$1" <<'EOF'
+import copy, json, sys
+src, dst, how = sys.argv[1:]
+d = json.load(open(src)); c = d["configs"][1]; rec = c["batches"][0]["outputs"]
+if how == "none": rec.clear()
+if how == "twice": rec.append(copy.deepcopy(rec[0]))
+if how == "ghost":
+    for o in (c["outputs"], rec):
+        g = copy.deepcopy(o[0]); g.update({k: "ghost" for k in ("name", "output") if k in g}); o.append(g)
+if how == "exact":
+    for o in (c["outputs"][0], rec[0]): o["exact"] = True; o["tolerance"]["atol"] = 100
+json.dump(d, open(dst, "w"))
+EOF
+}
+for case in "none:SD/shards/1/summary.json: cpu:model:fp32 passed, but its batch 1, lists output 'output' 0 times" \
+            "twice:SD/shards/1/summary.json: cpu:model:fp32 passed, but its batch 1, lists output 'output' 2 times" \
+            "ghost:SD/shards/0/summary.json: cpu:model:fp32 passed, but its batch 0, lists output 'ghost' 0 times"; do
+    outputs "${case%%:*}" || fail "outputs ${case%%:*}"
+    expect 2 "^ortqual merge: ${case#*:}, where every batch compares each output of the configuration once$CONTRA" \
+        "$Q" merge SD --no-plots
+    [ ! -e SD/summary.json ] && ok "${case%%:*}: nothing merged" || bad "${case%%:*}: SD/summary.json written"
+done
+outputs exact || fail "outputs exact"
+expect 2 "^ortqual merge: SD/shards/1/summary.json: cpu:model:fp32 passed, but its output 'output' says it was compared exactly, but its dtypes float32 and float32 are compared by tolerance$CONTRA" \
+    "$Q" merge SD --no-plots
 cp shard1.json SD/shards/1/summary.json
 expect 0 "verdict: PASSED" "$Q" merge SD --no-plots
 report
