@@ -1408,7 +1408,7 @@ static json_t *cache_json(const oq_validate_summary *s)
 {
     json_t *j = json_pack("{s:o}", "dir", s->cache_dir ? oq_json_text(s->cache_dir) : json_null());
     if (!s->cache_dir) set_str(j, "off", s->cache_off);
-    else json_object_set_new(j, "shared", json_boolean(s->cache_shared));
+    if (s->cache_shared) json_object_set_new(j, "shared", json_true()); /* a per-user cache's record as it was */
     if (s->cache_shared) set_str(j, "group", s->cache_group);
     return j;
 }
