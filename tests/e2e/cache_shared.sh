@@ -6,7 +6,8 @@
 # (exit 2, one line naming the folder and the rule, nothing written); a folder without setgid is
 # taken with one warning; a corrupt entry is ignored, recomputed and listed in cache_ignored.
 # As root, a second user of the group (nobody, given our group) reads the entries, ignores one
-# found corrupt, and its own entry is read back as ours would be; and another user's folder is
+# found corrupt, and its own entry is read back as ours would be; two members storing the same
+# entries at once leave whole ones; and another user's folder is
 # still refused without --cache-shared.
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
@@ -144,3 +145,15 @@ must 0 "ignored and recomputed: .*corrupt" "$T/m4.log" $ORTQUAL validate --outdi
   --cache-dir "$S" --cache-shared
 ign=$(summary "$T/m4" 2) || fail "summary.json of the run with a member's corrupt entry"
 [ "$ign" = "$key" ] || fail "a member's corrupt entry was not listed in cache_ignored: $ign"
+# two members storing the same entries at once: each entry whole, whoever's it is, none torn
+S2="$T/shared2"
+install -d -m 2770 -g "$G" "$S2"
+$ORTQUAL validate --outdir "$T/p1" "${small[@]}" --cache-dir "$S2" --cache-shared >"$T/p1.log" 2>&1 &
+p1=$!
+member $ORTQUAL validate --outdir "$T/nb/p2" "${small[@]}" --cache-dir "$S2" --cache-shared >"$T/p2.log" 2>&1 ||
+  fail "the member's concurrent run: $(tail -3 "$T/p2.log")"
+wait $p1 || fail "our concurrent run: $(tail -3 "$T/p1.log")"
+! ls -a "$S2" | grep -q '\.tmp' || fail "temporary files left in the shared cache: $(ls -a "$S2")"
+must 0 "reference: 3 of 3 batches from cache" "$T/p3.log" member $ORTQUAL validate --outdir "$T/nb/p3" "${small[@]}" \
+  --cache-dir "$S2" --cache-shared
+! grep -q "ignored" "$T/p3.log" || fail "concurrent members left a bad entry: $(grep ignored "$T/p3.log")"
