@@ -151,11 +151,17 @@ typedef struct oq_validate_opts {
                                  threads below this process's cores); never in a shard or with
                                  isolate 0 */
     const char *cache_dir;    /* the C reference's outputs per batch, stored and reused by
-                                 content there (made 0700; another user's is refused); NULL:
-                                 no cache. The tool's default is $XDG_CACHE_HOME/ortqual/
+                                 content there (made 0700; another user's is refused, unless
+                                 cache_shared); NULL: no cache. The tool's default is $XDG_CACHE_HOME/ortqual/
                                  reference (~/.cache/...); the library reads no environment */
     const char *cache_off;    /* with cache_dir NULL, why there is none ("--no-cache"; NULL:
                                  none given): a progress line and summary.json say it */
+    int cache_shared;         /* cache_dir is a group's folder: taken when its group is one of
+                                 this user's, it is group-writable and not world-writable
+                                 (else OQ_ERR_INVALID_ARG naming the rule), left as it is
+                                 (never made private), its entries stored group-readable and
+                                 those of every member verified as one's own; without setgid
+                                 a progress warning says new entries may get another group */
 
     /* dispatch and placement (CUDA) */
     size_t n_expect_kernel;   /* NODE=KERNEL rules */
@@ -544,6 +550,8 @@ typedef struct oq_validate_summary {
                                      none, and then cache_off says why (cache_dir NULL, the
                                      reference not a C reference, --repeat-reference) */
     char *cache_off;
+    int cache_shared;             /* cache_dir was a group's shared cache (opts.cache_shared) ... */
+    char *cache_group;            /* ... of this group (its name, else its number) */
     char **requirements;          /* the requirements asked (require_full_gpu, strict_placement,
                                      expect_kernel, prove_teeth, require_dispatch, in the run's
                                      oq_set_terms words: the tool says --require-full-gpu): they judge

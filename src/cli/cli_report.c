@@ -254,11 +254,14 @@ static void print_padding_notes(const oq_config_result *c)
     }
 }
 
-/* How many of the reference's batches the cache gave, and an entry found bad. */
-static void print_cache(const oq_config_result *c)
+/* How many of the reference's batches the cache gave, and an entry found bad; a group's shared
+ * cache (`group`, NULL: none) said whatever it gave. */
+static void print_cache(const oq_config_result *c, const char *group)
 {
     const oq_batch_totals *t = &c->totals;
-    if (t->cached || c->cache_warning) printf("    reference: %zu of %zu batches from cache\n", t->cached, t->n);
+    if (t->cached || c->cache_warning || group)
+        printf("    reference: %zu of %zu batches from cache%s%s\n", t->cached, t->n, group ? ", a cache shared by group " : "",
+               group ? oq_cli_shown(group) : "");
     if (c->cache_warning) printf("    warning: %s\n", oq_cli_shown(c->cache_warning));
 }
 
@@ -277,7 +280,7 @@ static const char *graph_opt_note(oq_graph_opt g)
 }
 
 /* The worst output of a configuration across batches, and its timing. */
-static void config_row(const oq_config_result *c)
+static void config_row(const oq_config_result *c, const char *group)
 {
     double worst = -1, med, p90, first;
     const char *worst_out = "-";
@@ -301,7 +304,7 @@ static void config_row(const oq_config_result *c)
         printf("    profile: %-24s %4lld nodes %10.3f ms\n", oq_cli_shown(p->eps[k].ep), (long long)p->eps[k].nodes,
                p->eps[k].us / 1000.0);
     if (c->reason) printf("    %s\n", oq_cli_shown(c->reason));
-    print_cache(c);
+    print_cache(c, group);
     print_refusal(&c->refusal);
     print_padding_notes(c);
     print_advice(&c->dispatch);
@@ -331,7 +334,7 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
     int counts[OQ_VERDICT_REFERENCE + 1] = {0};
     const oq_config_result *ref = NULL;
     for (size_t i = 0; i < s->n_configs; i++) {
-        config_row(&s->configs[i]);
+        config_row(&s->configs[i], i == 0 && s->cache_shared ? s->cache_group : NULL);
         /* the counts are of the configurations under test, as report.html's */
         if (s->configs[i].is_reference) ref = ref ? ref : &s->configs[i];
         else counts[s->configs[i].status]++;

@@ -156,6 +156,7 @@ static const oq_cli_pair contradictions[] = {
     OQ_CLI_MASK_PAIR,
     OQ_CLI_MASK_POLARITY_PAIR,
     {"cache-dir", "no-cache", "contradict: --no-cache neither reads nor stores the reference's outputs; give one"},
+    {"cache-shared", "no-cache", "contradict: --no-cache uses no cache, shared or not; give one"},
 };
 
 /* A run as bits, one of each kind: where its events come from, which model runs, and whether
@@ -377,6 +378,11 @@ static int resolve_lengths(struct args *a)
 static int finish_args(struct args *a)
 {
     if (resolve_lengths(a)) return -1;
+    if (a->o.cache_shared && !a->o.cache_dir) { /* never the default: a folder of one's home is no group's */
+        oq_cli_error_in("validate", "--cache-shared needs --cache-dir DIR, the group's folder (made once: "
+                        "install -d -m 2770 -g GROUP DIR)");
+        return -1;
+    }
     if (a->o.static_shapes && !a->inputs.n) {
         /* one fixed shape for every batch: pad all to max-len, and no smaller last batch */
         a->o.events.pad_to_max_len = 1;
@@ -825,6 +831,12 @@ static void args_clear(struct args *a)
                   "where the C reference's outputs are kept by content and reused\n"                            \
                   "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),                   \
     OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),      \
+    OQ_OPT_FLAG("cache-shared", &o->cache_shared,                                                               \
+                "--cache-dir is a group's shared cache, made once by its admin:\n"                              \
+                "install -d -m 2770 -g GROUP DIR. Taken when its group is one of\n"                           \
+                "yours, group-writable, not world-writable; entries are stored\n"                             \
+                "group-readable, and every member's is verified by content before\n"                          \
+                "use (a bad one is recomputed and listed in summary.json)"),                                    \
     OQ_OPT_FLAG("no-overlap", &o->no_overlap,                                                                   \
                 "run the reference before the first configuration under test, never\n"                        \
                 "beside it. Without it, the reference's worker runs beside that one\n"                         \

@@ -80,8 +80,9 @@ oq_status oq_replace_file_nosync(const char *path, const void *buf, size_t n, oq
  * same bytes (the reference cache): a file already holding them is kept, its inode untouched
  * (a reader that took its identity still finds it); one of other bytes, or anything else but a
  * folder (a FIFO, a link: the folder is the library's own), is replaced, atomically. A reader
- * sees the whole old file or the whole new one, never part of one. */
-oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq_err *err);
+ * sees the whole old file or the whole new one, never part of one. `add`: mode bits the new file
+ * gets whatever the umask (a group's shared cache: S_IRGRP), 0: the umask's mode alone. */
+oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, mode_t add, oq_err *err);
 
 
 /* Whether external-data location `loc` of a model in folder `dir` may be read, checked before

@@ -77,7 +77,8 @@ mode_t oq_output_mode(mode_t mode)
  * group may share it, a private umask keeps it private); its descriptor.
  * `any_kind`: whatever is at `path` may be replaced (a folder of the library's own, where a FIFO
  * is debris, not the user's output). */
-static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, int any_kind, oq_err *err)
+static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, int any_kind, mode_t add,
+                         oq_err *err)
 {
     memset(af, 0, sizeof *af);
     if (!*path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "an output path is empty"), -1;
@@ -96,7 +97,7 @@ static int atomic_create(oq_atomic_file *af, const char *path, int overwrite, in
         return -1;
     }
     oq_temp_hold(af->tmp);
-    fchmod(fd, oq_output_mode(0666)); /* mkstemp makes 0600 */
+    fchmod(fd, oq_output_mode(0666) | add); /* mkstemp makes 0600 */
     return fd;
 }
 
@@ -117,7 +118,7 @@ oq_status oq_check_output_path(const char *path, int overwrite, oq_err *err)
     /* the temporary file the write will make, made and removed: access(2) says yes to root on
      * /proc, and knows nothing of quotas or ACLs */
     oq_atomic_file af;
-    int fd = atomic_create(&af, path, overwrite, 0, err);
+    int fd = atomic_create(&af, path, overwrite, 0, 0, err);
     if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     close(fd);
     oq_atomic_abort(&af);
@@ -128,7 +129,7 @@ oq_status oq_atomic_open(oq_atomic_file *af, const char *path, int overwrite, oq
 {
     OQ_NEED(err, af);
     OQ_NEED(err, path);
-    int fd = atomic_create(af, path, overwrite, 0, err);
+    int fd = atomic_create(af, path, overwrite, 0, 0, err);
     if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     af->fp = fdopen(fd, "wb");
     if (!af->fp) {
@@ -190,9 +191,9 @@ void oq_atomic_abort(oq_atomic_file *af)
  * buffer, whose set-up and chunking cost a per-batch file more system calls than its content);
  * af aborted on error. */
 static oq_status write_tmp(oq_atomic_file *af, const char *path, const void *buf, size_t n, int overwrite,
-                           int no_sync, int any_kind, oq_err *err)
+                           int no_sync, int any_kind, mode_t add, oq_err *err)
 {
-    int fd = atomic_create(af, path, overwrite, any_kind, err);
+    int fd = atomic_create(af, path, overwrite, any_kind, add, err);
     if (fd < 0) return err ? err->status : OQ_ERR_OUTPUT;
     const char *p = buf;
     int bad = 0;
@@ -214,7 +215,7 @@ static oq_status write_tmp(oq_atomic_file *af, const char *path, const void *buf
 static oq_status write_whole(const char *path, const void *buf, size_t n, int overwrite, int no_sync, oq_err *err)
 {
     oq_atomic_file af;
-    oq_status st = write_tmp(&af, path, buf, n, overwrite, no_sync, 0, err);
+    oq_status st = write_tmp(&af, path, buf, n, overwrite, no_sync, 0, 0, err);
     return st ? st : atomic_place(&af, err);
 }
 
@@ -420,11 +421,11 @@ static int replace_other(const char *tmp, const char *path, const void *buf, siz
     return rc;
 }
 
-oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, oq_err *err)
+oq_status oq_install_file_nosync(const char *path, const void *buf, size_t n, mode_t add, oq_err *err)
 {
     if (holds(path, buf, n)) return OQ_OK;
     oq_atomic_file af;
-    oq_status st = write_tmp(&af, path, buf, n, 1, 1, 1, err);
+    oq_status st = write_tmp(&af, path, buf, n, 1, 1, 1, add, err); /* its mode set before it is in place */
     if (st) return st;
     int rc = place_new(af.tmp, path);
     if (rc != 0 && errno == EEXIST) rc = replace_other(af.tmp, path, buf, n);

@@ -127,13 +127,18 @@ static void placement_text(oq_sb *b, const json_t *cfg)
         oq_sb_puts(b, " <span class=\"reason\">(check failed)</span>");
 }
 
-/* "reference: N of M batches from cache" (and a cache entry found bad), when the cache gave any. */
-static void cache_row(oq_sb *b, const json_t *c, const oq_vd_config *vc)
+/* "reference: N of M batches from cache" (and a cache entry found bad), when the cache gave any;
+ * the reference's row also says a group's shared cache (`group`, NULL: none), whatever it gave. */
+static void cache_row(oq_sb *b, const json_t *c, const oq_vd_config *vc, const char *group)
 {
     const char *warning = oq_j_str(c, "cache_warning", NULL);
-    if (!vc->cached && !warning) return;
+    if (!vc->cached && !warning && !group) return;
     oq_sb_printf(b, "<tr><td></td><td colspan=\"12\" class=\"muted\">reference: %zu of %zu batches from cache", vc->cached,
                  vc->n);
+    if (group) {
+        oq_sb_puts(b, ", a cache shared by group ");
+        oq_sb_esc(b, group);
+    }
     if (warning) {
         oq_sb_puts(b, " (");
         oq_sb_esc(b, warning);
@@ -142,8 +147,9 @@ static void cache_row(oq_sb *b, const json_t *c, const oq_vd_config *vc)
     oq_sb_puts(b, "</td></tr>\n");
 }
 
-static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d)
+static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d, const json_t *cache)
 {
+    const char *group = json_is_true(json_object_get(cache, "shared")) ? oq_j_str(cache, "group", "?") : NULL;
     oq_sb_puts(b, "<section id=\"configurations\">\n<h2>Configurations</h2>\n"
                   "<table id=\"config-table\"><tr><th>configuration</th><th>status</th><th>batches</th>"
                   "<th>worst output</th><th>max |error|</th><th>over tol.</th><th>NaN/Inf</th><th>padding &ne; 0</th>"
@@ -190,7 +196,7 @@ static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d)
             oq_sb_esc(b, oq_j_str(c, "reason", ""));
             oq_sb_puts(b, "</td></tr>\n");
         }
-        cache_row(b, c, w);
+        cache_row(b, c, w, ref ? group : NULL);
     }
     oq_sb_puts_terms(b, "</table>\n<p class=\"muted\">Latency: the median and 90th percentile over batches of each batch's "
                         "median timed call (the first call of each batch is timed apart; the column shows batch 0's). "
@@ -838,7 +844,7 @@ oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a>"
                   "<a href=\"#inputs\">batches</a></nav>\n");
     shards_section(b, shards);
-    config_table(b, configs, d);
+    config_table(b, configs, d, json_object_get(s, "reference_cache"));
     config_details(b, configs, d);
     evidence_section(b, configs);
     oq_html_figures(b, s, name);

@@ -245,6 +245,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     if (p->graph_opt != OQ_GRAPH_OPT_DEFAULT)
         json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(p->graph_opt)));
     set_path(j, "cache_dir", p->cache_dir, &ok);
+    if (p->cache_shared) json_object_set_new(j, "cache_shared", json_true());
     if (p->n_ref_outputs) json_object_set_new(j, "ref_outputs", strv_json(p->ref_outputs, p->n_ref_outputs));
     set_path(j, "ref_stream", p->ref_stream, &ok);
     if (p->is_reference && p->ref_stream_fd >= 0) json_object_set_new(j, "ref_stream_fd", json_integer(p->ref_stream_fd));
@@ -376,6 +377,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->progress = json_is_true(json_object_get(j, "progress"));
     p->words = json_is_true(json_object_get(j, "words"));
     p->cache_dir = oq_json_path_dup(j, "cache_dir", &ok);
+    p->cache_shared = json_is_true(json_object_get(j, "cache_shared"));
     ok = ok && strv_back(json_object_get(j, "ref_outputs"), &p->ref_outputs, &p->n_ref_outputs);
     p->ref_stream = oq_json_path_dup(j, "ref_stream", &ok);
     const json_t *fd = json_object_get(j, "ref_stream_fd");
@@ -1406,6 +1408,8 @@ static json_t *cache_json(const oq_validate_summary *s)
 {
     json_t *j = json_pack("{s:o}", "dir", s->cache_dir ? oq_json_text(s->cache_dir) : json_null());
     if (!s->cache_dir) set_str(j, "off", s->cache_off);
+    if (s->cache_shared) json_object_set_new(j, "shared", json_true()); /* a per-user cache's record as it was */
+    if (s->cache_shared) set_str(j, "group", s->cache_group);
     return j;
 }
 
@@ -1662,6 +1666,8 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     const json_t *cache = json_object_get(j, "reference_cache");
     s->cache_dir = dup_of(cache, "dir", &ok);
     s->cache_off = dup_of(cache, "off", &ok);
+    s->cache_shared = json_is_true(json_object_get(cache, "shared"));
+    s->cache_group = dup_of(cache, "group", &ok);
     s->verdict_reason = dup_of(j, "verdict_reason", &ok);
     ok = ok && strv_back(json_object_get(j, "requirements"), &s->requirements, &s->n_requirements);
     s->plotted = json_object_get(j, "plots") != NULL;
@@ -1804,6 +1810,7 @@ static json_t *identity_json(const oq_validate_plan *p)
     json_object_del(j, "progress"); /* how the worker talks, not what it runs */
     json_object_del(j, "words");
     del_path(j, "cache_dir"); /* where outputs are cached changes none of them */
+    json_object_del(j, "cache_shared");
     json_object_del(j, "ref_outputs"); /* the cache's check: the reference's own (its weights') */
     del_path(j, "ref_stream"); /* nor the run's scratch file that carries them */
     json_object_del(j, "ref_stream_fd");

@@ -857,7 +857,9 @@ static int take_cache(oq_validate_summary *s, const oq_validate_summary *sh)
 {
     s->cache_dir = sh->cache_dir ? strdup(sh->cache_dir) : NULL;
     s->cache_off = sh->cache_off ? strdup(sh->cache_off) : NULL;
-    return (!sh->cache_dir || s->cache_dir) && (!sh->cache_off || s->cache_off);
+    s->cache_shared = sh->cache_shared;
+    s->cache_group = sh->cache_group ? strdup(sh->cache_group) : NULL;
+    return (!sh->cache_dir || s->cache_dir) && (!sh->cache_off || s->cache_off) && (!sh->cache_group || s->cache_group);
 }
 
 /* The span of the shards that reported (ISO-8601 sorts as text), their first evidence, reference

@@ -18,6 +18,8 @@
  * other workers by name (refstream.c), with the identity of the file that was read and checked:
  * a reader refuses another file in its place, or the same changed. */
 #include <errno.h>
+#include <grp.h>
+#include <limits.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +39,61 @@
  * same-shaped batch's). KEY hashes the schema: an older entry is not found, never misread. */
 #define CACHE_SCHEMA "ortqual.refcache/3"
 
-/* The directory: made 0700 when absent; a symlink must be this user's, and so must the
- * directory it leads to (another user's could be swapped under us or read our outputs). */
-oq_status oq_refcache_dir_ready(const char *dir, unsigned *was, oq_err *err)
+/* gid is this process's group, or one of its supplementary groups. */
+static int my_group(gid_t gid)
+{
+    if (gid == getegid()) return 1;
+    gid_t groups[NGROUPS_MAX + 1];
+    int n = getgroups((int)(sizeof groups / sizeof *groups), groups);
+    for (int i = 0; i < n; i++)
+        if (groups[i] == gid) return 1;
+    return 0;
+}
+
+static void group_name(gid_t gid, char *name, size_t n)
+{
+    struct group gr, *found = NULL;
+    char buf[4096];
+    if (getgrgid_r(gid, &gr, buf, sizeof buf, &found) == 0 && found) snprintf(name, n, "%s", gr.gr_name);
+    else snprintf(name, n, "%u", (unsigned)gid);
+}
+
+/* A group's shared cache, as its administrator made it: it is never made or changed here, and
+ * entries are verified by content on read, so what matters is who can put files there: the
+ * group (this user's), never anyone. */
+static oq_status shared_ready(const char *dir, const struct stat *sb, oq_refcache_dir *d, oq_err *err)
+{
+    char group[64];
+    group_name(sb->st_gid, group, sizeof group);
+    mode_t mode = sb->st_mode & 07777;
+    if (!my_group(sb->st_gid))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: its group %s is none of this user's: a shared "
+                          "cache is a folder of one of your groups", dir, group);
+    if (mode & S_IWOTH)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: world-writable (0%o): anyone could plant a "
+                          "reference; a shared cache is writable by its group alone", dir, (unsigned)mode);
+    if ((mode & S_IRWXG) != S_IRWXG)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: the group %s cannot read, write and enter it "
+                          "(0%o): a shared cache is group-writable", dir, group, (unsigned)mode);
+    if (d) {
+        d->no_setgid = !(mode & S_ISGID);
+        snprintf(d->group, sizeof d->group, "%s", group);
+    }
+    return OQ_OK;
+}
+
+/* The directory: per user, made 0700 when absent; a symlink must be this user's, and so must
+ * the directory it leads to (another user's could be swapped under us or read our outputs). */
+oq_status oq_refcache_dir_ready(const char *dir, int shared, oq_refcache_dir *d, oq_err *err)
 {
     struct stat sb;
-    if (was) *was = 0;
+    if (d) memset(d, 0, sizeof *d);
     if (lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode) && sb.st_uid != geteuid())
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: a symbolic link owned by another user (uid %u)",
                           dir, (unsigned)sb.st_uid);
+    if (shared && stat(dir, &sb) != 0)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: %s: a shared cache is made once, by its "
+                          "group's administrator (a setgid folder of the group, mode 2770)", dir, strerror(errno));
     if (stat(dir, &sb) != 0) {
         char parent[4096];
         snprintf(parent, sizeof parent, "%s", dir);
@@ -61,6 +109,7 @@ oq_status oq_refcache_dir_ready(const char *dir, unsigned *was, oq_err *err)
             return oq_err_set(err, OQ_ERR_IO, "cache directory %s: %s", dir, strerror(errno));
     }
     if (!S_ISDIR(sb.st_mode)) return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: not a directory", dir);
+    if (shared) return shared_ready(dir, &sb, d, err);
     if (sb.st_uid != geteuid())
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: owned by another user (uid %u): the "
                           "reference cache is per user (another's entries are not trusted): give a cache "
@@ -72,7 +121,7 @@ oq_status oq_refcache_dir_ready(const char *dir, unsigned *was, oq_err *err)
     mode_t mode = sb.st_mode & 0777;
     if (!(mode & 077)) return OQ_OK;
     if (chmod(dir, mode & 0700) == 0) {
-        if (was) *was = (unsigned)(sb.st_mode & 07777);
+        if (d) d->was = (unsigned)(sb.st_mode & 07777);
     } else if (errno != EROFS) {
         return oq_err_set(err, OQ_ERR_IO, "cache directory %s: cannot make it private (0%o): %s", dir,
                           (unsigned)(mode & 0700), strerror(errno));
@@ -116,8 +165,9 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
     if (!oq_refcache_applies(p)) return OQ_OK;
     if (snprintf(c->dir, sizeof c->dir, "%s", p->cache_dir) >= (int)sizeof c->dir)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %.64s...: path too long", p->cache_dir);
-    oq_status st = oq_refcache_dir_ready(c->dir, NULL, err); /* checked (and said) by the run first */
+    oq_status st = oq_refcache_dir_ready(c->dir, p->cache_shared, NULL, err); /* checked (and said) by the run first */
     if (st) return st;
+    c->shared = p->cache_shared;
     c->key_text = cache_key_text(p, err);
     if (!c->key_text) return err->status;
     c->outputs = p->ref_outputs;
@@ -417,6 +467,12 @@ void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t ba
     batch_key_clear(&k);
 }
 
+/* The mode bits an entry gets whatever the umask: the group's members read a shared cache's. */
+static mode_t entry_mode(const oq_refcache *c)
+{
+    return c->shared ? S_IRUSR | S_IRGRP : 0;
+}
+
 oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const unsigned char *npz, size_t n,
                           oq_err *err)
 {
@@ -430,7 +486,7 @@ oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const
     if (!st) {
         oq_sha256_buf(npz, n, sha);
         snprintf(path, sizeof path, "%s/%s.npz", c->dir, k.hex);
-        st = oq_install_file_nosync(path, npz, n, err); /* verified by SHA-256 on read */
+        st = oq_install_file_nosync(path, npz, n, entry_mode(c), err); /* verified by SHA-256 on read */
     }
     json_t *rec = st ? NULL
                      : json_pack("{s:s, s:s, s:s, s:o}", "schema", CACHE_SCHEMA, "sha256", sha, "key", k.text,
@@ -438,7 +494,7 @@ oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const
     char *text = rec ? json_dumps(rec, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
     if (!st && !text) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     snprintf(path, sizeof path, "%s/%s.json", c->dir, k.hex);
-    if (!st) st = oq_install_file_nosync(path, text, strlen(text), err);
+    if (!st) st = oq_install_file_nosync(path, text, strlen(text), entry_mode(c), err);
     free(text);
     json_decref(rec);
     oq_npz_free(z);

@@ -293,6 +293,7 @@ void oq_validate_summary_free(oq_validate_summary *s)
     free(s->mask_input);
     free(s->cache_dir);
     free(s->cache_off);
+    free(s->cache_group);
     free(s->verdict_reason);
     strv_clear(&s->requirements, &s->n_requirements);
     strv_clear(&s->plots, &s->n_plots);

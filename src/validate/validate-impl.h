@@ -103,6 +103,7 @@ typedef struct oq_validate_plan {
                                         is re-executed; 0: it writes the library's */
     char *cache_dir;                 /* the reference's outputs cached there (refcache.c); NULL:
                                         no cache */
+    int cache_shared;                /* cache_dir is a group's (opts.cache_shared) */
     size_t n_ref_outputs;            /* with cache_dir: the C reference's outputs by name, each
                                         float64, which a cache entry must hold, no other */
     char **ref_outputs;
@@ -327,6 +328,7 @@ int32_t oq_ref_model_seq_axis(int32_t ndim);
  * KEY, its SHA-256, names the record and the outputs' file. */
 typedef struct oq_refcache {
     int enabled;
+    int shared;                      /* a group's: entries stored group-readable */
     char dir[4096];
     char *key_text;                  /* the key text but for the batch's inputs line */
     size_t n_outputs;                /* the plan's ref_outputs (borrowed): an entry holds these */
@@ -338,11 +340,19 @@ int oq_refcache_applies(const oq_validate_plan *p);
  * refused when it or its symlink belongs to another user. */
 oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *err);
 void oq_refcache_close(oq_refcache *c);
-/* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it, or a symlink to
- * it, belongs to another user, or is not a directory. An existing one that group or others
- * could read or write is made private; `was` (may be NULL) gets its mode before, 0 when it was
- * not changed, so that the caller says so. */
-oq_status oq_refcache_dir_ready(const char *dir, unsigned *was, oq_err *err);
+/* What oq_refcache_dir_ready found, for the caller to say. */
+typedef struct oq_refcache_dir {
+    unsigned was;                    /* per user: its mode before it was made private, 0: unchanged */
+    int no_setgid;                   /* shared: no setgid bit, so new entries take their writer's group */
+    char group[64];                  /* shared: the folder's group, by name (else its number) */
+} oq_refcache_dir;
+/* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it is not a
+ * directory or a symlink to it belongs to another user. Per user (`shared` 0): refused when it
+ * belongs to another user; an existing one that group or others could read or write is made
+ * private. Shared (a group's, made by its administrator): never made nor changed; refused when
+ * absent, when its group is none of this process's (getegid, getgroups), when the group cannot
+ * read, write and enter it, or when others can write to it. `d` may be NULL. */
+oq_status oq_refcache_dir_ready(const char *dir, int shared, oq_refcache_dir *d, oq_err *err);
 /* The batch's KEY: the SHA-256 of its key text, the reference's and then `inputs_sha`, the
  * SHA-256 of the batch's inputs file as the worker read it (hashed once, from the bytes it
  * parses). The calls below take the same `inputs_sha`. */

@@ -287,6 +287,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
              copy_str(&p->weights_sha256, c->weights ? c->weights_sha256 : NULL) && copy_str(&p->result, result_path) &&
              (!is_ref || o->repeat_reference || copy_str(&p->cache_dir, o->cache_dir)) && /* timed: it runs */
              (!p->cache_dir || ref_outputs(c, p));
+    p->cache_shared = p->cache_dir && o->cache_shared;
     if (!ok) {
         oq_validate_plan_clear(p);
         return st ? st : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -1673,17 +1674,24 @@ static oq_status run_all(run_ctx *c, oq_err *err)
     return st ? st : write_outputs(c, err);
 }
 
-/* The reference cache's directory, refused before anything is written when it is not ours. */
-static oq_status check_cache(const oq_validate_opts *o, oq_err *err)
+/* The reference cache's directory, refused before anything is written when it is not ours (or,
+ * shared, not our group's alone); its group kept for summary.json. */
+static oq_status check_cache(run_ctx *c, oq_err *err)
 {
+    const oq_validate_opts *o = c->o;
     const oq_config *ref = o->n_configs ? &o->configs[0] : NULL;
     if (!o->cache_dir || o->repeat_reference || !ref || oq_config_uses_ort(ref) || oq_config_is_expected(ref))
         return OQ_OK;
-    unsigned was = 0;
-    oq_status st = oq_refcache_dir_ready(o->cache_dir, &was, err);
-    if (!st && was) /* a folder the user gave, changed: never silently (a group's shared cache lost its bits) */
+    oq_refcache_dir d;
+    oq_status st = oq_refcache_dir_ready(o->cache_dir, o->cache_shared, &d, err);
+    if (!st && d.was) /* a folder the user gave, changed: never silently (a group's shared cache lost its bits) */
         progress(o, "warning: cache directory %s: mode changed from 0%o to 0%o: the reference cache is private, "
-                 "per user", o->cache_dir, was, was & 0700);
+                 "per user", o->cache_dir, d.was, d.was & 0700);
+    if (!st && d.no_setgid) /* once, here: the workers check the folder again in silence */
+        progress(o, "warning: cache directory %s: not setgid: new entries may get their writer's group instead of "
+                 "%s (chmod g+s)", o->cache_dir, d.group);
+    if (!st && o->cache_shared && !(c->s->cache_group = strdup(d.group)))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     return st;
 }
 
@@ -1701,6 +1709,7 @@ static oq_status note_cache(run_ctx *c, oq_err *err)
                       : !o->cache_dir ? (o->cache_off ? o->cache_off : "no cache directory given")
                                       : NULL;
     if (off && c_ref && !o->repeat_reference && !o->shard.prepare) progress(o, "reference cache: off (%s)", off);
+    c->s->cache_shared = !off && o->cache_shared;
     char **field = off ? &c->s->cache_off : &c->s->cache_dir;
     return (*field = strdup(off ? off : o->cache_dir)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
@@ -1940,7 +1949,7 @@ static oq_status validate_run(const oq_validate_opts *o_in, oq_validate_summary 
     oq_iso_time(c.s->start, sizeof c.s->start);
     oq_status st = check_self_exe(o, &why, err);
     if (!st) st = check_lists(o, err);
-    if (!st) st = check_cache(o, err);
+    if (!st) st = check_cache(&c, err);
     if (!st) st = setup(&c, err);
     if (!st) st = load_batches(&c, err);
     if (!st) st = export_models(&c, err);

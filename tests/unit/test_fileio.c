@@ -209,18 +209,18 @@ static void test_install_file(void **state)
     char *dir = temp_dir("install"), path[512], keep[512];
     snprintf(path, sizeof path, "%s/entry.npz", dir);
     snprintf(keep, sizeof keep, "%s/keep", dir);
-    assert_int_equal(oq_install_file_nosync(path, "outputs-A", 9, NULL), OQ_OK);
+    assert_int_equal(oq_install_file_nosync(path, "outputs-A", 9, 0, NULL), OQ_OK);
     assert_int_equal(link(path, keep), 0);
     unsigned char *buf = NULL;
     size_t n = 0;
     oq_file_id read, now;
     assert_int_equal(oq_read_file_id(path, &buf, &n, &read, NULL), OQ_OK);
     free(buf);
-    assert_int_equal(oq_install_file_nosync(path, "outputs-A", 9, NULL), OQ_OK);
+    assert_int_equal(oq_install_file_nosync(path, "outputs-A", 9, 0, NULL), OQ_OK);
     assert_int_equal(oq_read_file_id(path, &buf, &n, &now, NULL), OQ_OK);
     free(buf);
     assert_true(oq_file_id_same(&read, &now));
-    assert_int_equal(oq_install_file_nosync(path, "outputs-B", 9, NULL), OQ_OK);
+    assert_int_equal(oq_install_file_nosync(path, "outputs-B", 9, 0, NULL), OQ_OK);
     assert_int_equal(links_of(path), 1);
     assert_holds(path, "outputs-B");
     assert_holds(keep, "outputs-A");
@@ -248,7 +248,7 @@ static void test_install_concurrent(void **state)
         close(start[1]);
         ssize_t r = read(start[0], &go, 1); /* 0 when the parent closes it: all start together */
         struct stat st;
-        int ok = r == 0 && oq_install_file_nosync(path, bytes, sizeof bytes, NULL) == OQ_OK && stat(path, &st) == 0;
+        int ok = r == 0 && oq_install_file_nosync(path, bytes, sizeof bytes, 0, NULL) == OQ_OK && stat(path, &st) == 0;
         ino_t ino = ok ? st.st_ino : 0;
         _exit(write(found[1], &ino, sizeof ino) == sizeof ino ? 0 : 1);
     }
