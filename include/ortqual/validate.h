@@ -121,7 +121,9 @@ typedef struct oq_validate_opts {
      * (OQ_ERR_INVALID_ARG) */
     oq_events_opts events;
 
-    /* configurations; configs[0] is the reference */
+    /* configurations; configs[0] is the reference. Each must be what oq_config_parse gives
+     * for its name (oq_config_check: a field changed after parsing is refused, not run under
+     * the other's name), and no two have the same name */
     size_t n_configs;
     const oq_config *configs;
     size_t n_required;        /* configs whose skip counts as a failure */
@@ -224,10 +226,12 @@ typedef struct oq_validate_opts {
     /* interruption (may be NULL): the caller's SIGINT/SIGTERM handler sets *interrupt to the
      * signal's number (a sig_atomic_t: an int on Linux) and passes the signal on to the process
      * group on_worker last named (0: none runs; gets progress_ctx). The run then stops: the configuration running is recorded
-     * as interrupted, those after it as not run, and the summary's verdict is "interrupted". */
+     * as interrupted, those after it as not run, and the summary's verdict is "interrupted". An
+     * in-process worker (isolate 0) sees the flag after each batch and stops there; a
+     * configuration whose worker had done every batch keeps its result. */
     const volatile int *interrupt;
     void (*on_worker)(void *ctx, int pgid);
-    /* the command line, recorded as evidence */
+    /* the command line, recorded as evidence: argc entries of argv, none NULL (argc 0: none) */
     int argc;
     char **argv;
 } oq_validate_opts;

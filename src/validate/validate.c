@@ -1803,12 +1803,14 @@ static const oq_validate_opts *with_tool(const oq_validate_opts *o, oq_validate_
 
 /* A path list's entries: NULL or "" would be read as some other file (or none) and named
  * by an inner function, not by the field the caller set. */
-static oq_status check_path_list(const char *field, const char *const *v, size_t n, oq_err *err)
+static oq_status check_path_list(const char *field, const char *const *v, const char *count_field, size_t n,
+                                 oq_err *err)
 {
-    if (n && !v) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s is NULL (n_%s %zu)", field, field, n);
+    if (n && !v) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s is NULL (%s %zu)", field, count_field, n);
     for (size_t i = 0; i < n; i++)
         if (!v[i] || !*v[i])
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s[%zu] is %s", field, i, v[i] ? "empty" : "NULL");
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s[%zu] is %s", field, i,
+                              v[i] ? "empty" : "NULL");
     return OQ_OK;
 }
 
@@ -1816,16 +1818,16 @@ static oq_status check_path_list(const char *field, const char *const *v, size_t
 static oq_status check_paths(const oq_validate_opts *o, oq_err *err)
 {
     if (!o->outdir || !*o->outdir)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "outdir is %s", o->outdir ? "empty" : "NULL");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: outdir is %s", o->outdir ? "empty" : "NULL");
     if (o->kind == OQ_MODEL_USER && (!o->model_path || !*o->model_path))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "model_path is %s (kind OQ_MODEL_USER)",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: model_path is %s (kind OQ_MODEL_USER)",
                           o->model_path ? "empty" : "NULL");
     if (o->weights_path && !*o->weights_path)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "weights_path is empty (NULL: random weights)");
-    oq_status st = check_path_list("input_files", o->input_files, o->n_input_files, err);
-    if (!st) st = check_path_list("expected_files", o->expected_files, o->n_expected_files, err);
-    if (!st) st = check_path_list("ep_lib_names", o->ep_lib_names, o->n_ep_libs, err);
-    if (!st) st = check_path_list("ep_lib_paths", o->ep_lib_paths, o->n_ep_libs, err);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: weights_path is empty (NULL: random weights)");
+    oq_status st = check_path_list("input_files", o->input_files, "n_input_files", o->n_input_files, err);
+    if (!st) st = check_path_list("expected_files", o->expected_files, "n_expected_files", o->n_expected_files, err);
+    if (!st) st = check_path_list("ep_lib_names", o->ep_lib_names, "n_ep_libs", o->n_ep_libs, err);
+    if (!st) st = check_path_list("ep_lib_paths", o->ep_lib_paths, "n_ep_libs", o->n_ep_libs, err);
     return st;
 }
 
