@@ -355,13 +355,16 @@ typedef struct batch_watch {
     size_t done, total;
 } batch_watch;
 
-static void batch_done(void *ctx, size_t done, size_t total)
+/* Non-zero (an in-process worker stops there) once the run is interrupted with batches left:
+ * an isolated worker's process group gets the signal instead. */
+static int batch_done(void *ctx, size_t done, size_t total)
 {
     batch_watch *bw = ctx;
     bw->done = done;
     bw->total = total;
     oq_validate_progress p = {bw->config, bw->o->n_configs, bw->o->configs[bw->config].name, done, total};
     if (bw->o->on_batch) bw->o->on_batch(bw->o->progress_ctx, &p);
+    return bw->o->interrupt && *bw->o->interrupt && done < total;
 }
 
 /* The worker's process group (0: it ended), for the caller's signal handler. */
@@ -811,6 +814,15 @@ static oq_status config_done(run_ctx *c, size_t k, oq_config_result *r, oq_confi
     return OQ_OK;
 }
 
+/* The interruption stopped configuration k's worker: one that ended by itself with every batch
+ * done has a result like any other (as the overlapped reference has, finish_reference). */
+static int worker_stopped(const run_ctx *c, size_t k, const oq_worker_run *run, const batch_watch *bw)
+{
+    if (!interrupted(c->o)) return 0;
+    int whole = !strcmp(run->ended, "exit 0") || !run->ran; /* (in-process: nothing ran apart) */
+    return !whole || records_done(c->plans[k].result, bw->done) < bw->total;
+}
+
 static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -836,7 +848,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     st = run_worker(c, k, plan_path, c->plans[k].result, &r->worker, &bw, &got, err);
     if (stream_fd >= 0) close(stream_fd);
     if (st) return st;
-    return config_done(c, k, r, &got, plan_path, &bw, interrupted(o), ref_ok, err);
+    return config_done(c, k, r, &got, plan_path, &bw, worker_stopped(c, k, &r->worker, &bw), ref_ok, err);
 }
 
 /* ---- the cached reference beside the first configuration under test ------------------- */
