@@ -170,7 +170,14 @@ static void name_other(oq_validate_opts *o, oq_config *c) { (void)o; strcpy(c[1]
 static void name_spelled(oq_validate_opts *o, oq_config *c) { (void)o; strcpy(c[1].name, "CPU:attention24:fp32"); }
 static void runtime_unterminated(oq_validate_opts *o, oq_config *c) { (void)o; memset(c[1].runtime, 'x', sizeof c[1].runtime); }
 static void name_unterminated(oq_validate_opts *o, oq_config *c) { (void)o; memset(c[1].name, 'x', sizeof c[1].name); }
-static void name_twice(oq_validate_opts *o, oq_config *c) { (void)o; c[1] = c[0]; }
+static oq_config three[3];
+static void name_twice(oq_validate_opts *o, oq_config *c)
+{
+    three[0] = c[0];
+    three[1] = three[2] = c[1];
+    o->configs = three;
+    o->n_configs = 3;
+}
 /* the command line: a count with no list was read after every worker had run */
 static char *no_arg[] = {NULL};
 static void argv_null(oq_validate_opts *o, oq_config *c) { (void)c; o->argc = 3; }
@@ -223,7 +230,7 @@ static const spoiled events_and_masks[] = {
     {runtime_unterminated, "oq_validate_run: configs[1]: config 'cpu:attention24:fp32': runtime is not terminated "
                            "within its 32 bytes"},
     {name_unterminated, "oq_validate_run: configs[1]: config name is not terminated within its 96 bytes"},
-    {name_twice, "oq_validate_run: configs[0] and configs[1] are both 'ref:encoder:fp64'"},
+    {name_twice, "oq_validate_run: configs[1] and configs[2] are both 'cpu:attention24:fp32'"},
     {argv_null, "oq_validate_run: argv is NULL (argc 3)"},
     {argv_entry_null, "oq_validate_run: argv[0] is NULL (argc 1)"},
     {argc_minus, "oq_validate_run: argc -1 out of range 0..2147483647"},
