@@ -123,7 +123,9 @@ typedef struct oq_validate_opts {
 
     /* configurations; configs[0] is the reference. Each must be what oq_config_parse gives
      * for its name (oq_config_check: a field changed after parsing is refused, not run under
-     * the other's name), and no two have the same name */
+     * the other's name), and no two configurations under test (configs[1..]) have the same
+     * name (the reference's name again is a replay's on reference_ort_lib, or a comparison with
+     * itself, refused as that: oq_validate_self_comparison) */
     size_t n_configs;
     const oq_config *configs;
     size_t n_required;        /* configs whose skip counts as a failure */
