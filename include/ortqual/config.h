@@ -65,6 +65,14 @@ typedef struct oq_config {
 /* Parse and check one configuration; errors name the field and list the choices. */
 OQ_API oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err);
 
+/* One source of truth: a configuration is what oq_config_parse gives for its name. OQ_OK when
+ * c's name parses to exactly c's fields (runtime, repr, precision, kernel) and is the canonical
+ * spelling; else OQ_ERR_INVALID_ARG naming the field that differs ("name 'cpu:attention24:fp32'
+ * does not match its fields (runtime cuda)"), or that name or runtime is not terminated within
+ * its array. oq_validate_run checks each of its configurations so: to change one field of a
+ * parsed configuration, parse the new name instead. */
+OQ_API oq_status oq_config_check(const oq_config *c, oq_err *err);
+
 /* The i-th configuration oq_config_parse accepts on the runtimes named above (ref, cpu, cuda;
  * a plugin EP takes what cpu takes), its kernel auto: every runtime, representation and
  * precision of the parser's own tables that it accepts, in their order, then `expected`. 1 with

@@ -183,7 +183,10 @@ OQ_API oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opt
                                      oq_err *err);
 OQ_API void oq_evidence_free(oq_evidence *ev);
 /* The evidence as a JSON object text (stable keys, 2-space indent), malloc'ed;
- * NULL on allocation failure or for a NULL ev. */
+ * NULL on allocation failure or for a NULL ev. It opens with "schema": OQ_EVIDENCE_SCHEMA and
+ * "ortqual": {"version": oq_version(), "abi_version": oq_abi_version()}, the library that
+ * gathered it. */
+#define OQ_EVIDENCE_SCHEMA "ortqual.evidence/1"
 OQ_API char *oq_evidence_to_json(const oq_evidence *ev);
 
 #ifdef __cplusplus

@@ -111,7 +111,8 @@ typedef struct oq_model_info {
     char **warnings;
 } oq_model_info;
 
-/* Inspect a file / a buffer (`name` labels error messages). */
+/* Inspect a file / a buffer (`name` labels error messages). An empty path is
+ * OQ_ERR_INVALID_ARG ("path is empty"), as NULL is. */
 OQ_API oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err);
 /* The external-data files `path`'s initializers name (their "location", relative to the model's
  * folder), each once, without the rest of an inspection; none is OQ_OK with *n 0. Free each

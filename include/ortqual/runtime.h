@@ -222,7 +222,9 @@ typedef struct oq_session oq_session;
  * in messages, and ORT looks for its external-data files in the path's folder, as for the file
  * itself. `opts` may be NULL (CPU, ORT defaults).
  * The runtime must outlive the session.
- * Errors: OQ_ERR_INVALID_ARG (no model, bad option), OQ_ERR_NOT_FOUND
+ * Errors: OQ_ERR_INVALID_ARG (no model, bad option; a field named as spelled here,
+ * "oq_session_create: opts->session_config_keys is NULL (n_session_configs 1)",
+ * "opts->ep is empty"), OQ_ERR_NOT_FOUND
  * (EP not available, with the reason: no library at PATH, no device),
  * OQ_ERR_RUNTIME (ORT's message, prefixed with the model path). */
 OQ_API oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *model_bytes,

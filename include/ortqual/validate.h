@@ -121,7 +121,11 @@ typedef struct oq_validate_opts {
      * (OQ_ERR_INVALID_ARG) */
     oq_events_opts events;
 
-    /* configurations; configs[0] is the reference */
+    /* configurations; configs[0] is the reference. Each must be what oq_config_parse gives
+     * for its name (oq_config_check: a field changed after parsing is refused, not run under
+     * the other's name), and no two configurations under test (configs[1..]) have the same
+     * name (the reference's name again is a replay's on reference_ort_lib, or a comparison with
+     * itself, refused as that: oq_validate_self_comparison) */
     size_t n_configs;
     const oq_config *configs;
     size_t n_required;        /* configs whose skip counts as a failure */
@@ -230,10 +234,12 @@ typedef struct oq_validate_opts {
     /* interruption (may be NULL): the caller's SIGINT/SIGTERM handler sets *interrupt to the
      * signal's number (a sig_atomic_t: an int on Linux) and passes the signal on to the process
      * group on_worker last named (0: none runs; gets progress_ctx). The run then stops: the configuration running is recorded
-     * as interrupted, those after it as not run, and the summary's verdict is "interrupted". */
+     * as interrupted, those after it as not run, and the summary's verdict is "interrupted". An
+     * in-process worker (isolate 0) sees the flag after each batch and stops there; a
+     * configuration whose worker had done every batch keeps its result. */
     const volatile int *interrupt;
     void (*on_worker)(void *ctx, int pgid);
-    /* the command line, recorded as evidence */
+    /* the command line, recorded as evidence: argc entries of argv, none NULL (argc 0: none) */
     int argc;
     char **argv;
 } oq_validate_opts;

@@ -442,6 +442,10 @@ static int print_json(const doctor *d, const oq_evidence *ev)
     char *text = oq_evidence_to_json(ev);
     json_t *evj = text ? json_loads(text, 0, NULL) : NULL;
     free(text);
+    if (evj) { /* the doctor's document: its own schema, and its tool key says the version */
+        json_object_del(evj, "schema");
+        json_object_del(evj, "ortqual");
+    }
     if (!root || !cupti || !evj || json_object_update(root, evj) != 0) {
         json_decref(root);
         json_decref(cupti);

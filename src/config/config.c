@@ -151,6 +151,37 @@ oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err)
     return OQ_OK;
 }
 
+/* The field of c that differs from the parse of its name (NULL: none): "runtime cuda". */
+static const char *differing_field(const oq_config *c, const oq_config *parsed, char *buf, size_t n)
+{
+    if (strcmp(c->runtime, parsed->runtime)) snprintf(buf, n, "runtime %s", c->runtime);
+    else if (c->repr != parsed->repr) snprintf(buf, n, "repr %s", oq_repr_name(c->repr));
+    else if (c->precision != parsed->precision) snprintf(buf, n, "precision %s", oq_precision_name(c->precision));
+    else if (c->kernel != parsed->kernel) snprintf(buf, n, "kernel %s", oq_kernel_name(c->kernel));
+    else if (strcmp(c->name, parsed->name)) snprintf(buf, n, "its canonical name is '%s'", parsed->name);
+    else return NULL;
+    return buf;
+}
+
+oq_status oq_config_check(const oq_config *c, oq_err *err)
+{
+    OQ_NEED(err, c);
+    /* a name or runtime filling its array has no end to read up to */
+    if (!memchr(c->name, 0, sizeof c->name))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config name is not terminated within its %zu bytes",
+                          sizeof c->name);
+    if (!memchr(c->runtime, 0, sizeof c->runtime))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': runtime is not terminated within its %zu bytes",
+                          c->name, sizeof c->runtime);
+    oq_config parsed;
+    oq_status st = oq_config_parse(c->name, &parsed, err);
+    if (st) return st;
+    char what[OQ_CONFIG_NAME_MAX + 32];
+    if (differing_field(c, &parsed, what, sizeof what))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "name '%s' does not match its fields (%s)", c->name, what);
+    return OQ_OK;
+}
+
 int oq_config_known(size_t i, oq_config *out)
 {
     static const char *const runtimes[] = {"ref", "cpu", "cuda"};

@@ -7,6 +7,7 @@
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "fileio/fileio-impl.h"
+#include "ortqual/version.h"
 #include "status/args-impl.h"
 
 static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
@@ -260,9 +261,16 @@ json_t *oq_evidence_json(const oq_evidence *ev)
                      str_array(ev->cwd.hazards, ev->cwd.n_hazards));
 }
 
+/* A document of its own (design.md: every JSON document opens with "schema"), saying which
+ * libortqual gathered it; the evidence embedded in other documents is theirs to describe. */
 char *oq_evidence_to_json(const oq_evidence *ev)
 {
-    json_t *j = ev ? oq_evidence_json(ev) : NULL;
+    json_t *body = ev ? oq_evidence_json(ev) : NULL;
+    json_t *j = body ? json_pack("{s:s, s:{s:s, s:i}}", "schema", OQ_EVIDENCE_SCHEMA, "ortqual", "version",
+                                 oq_version(), "abi_version", oq_abi_version())
+                     : NULL;
+    if (j && json_object_update(j, body) != 0) json_decref(j), j = NULL;
+    json_decref(body);
     if (!j) return NULL;
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(j);

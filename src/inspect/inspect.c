@@ -496,7 +496,7 @@ oq_status oq_model_inspect_bytes(const void *buf, size_t n, const char *name, oq
 
 oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *err)
 {
-    OQ_NEED(err, path);
+    OQ_NEED_PATH(err, path);
     OQ_NEED(err, out);
     Onnx__ModelProto *m;
     *out = NULL;

@@ -107,7 +107,9 @@ static oq_status build_options(oq_runtime *rt, const oq_session_opts *o, OrtSess
     }
     for (size_t i = 0; i < o->n_session_configs; i++) {
         const char *k = o->session_config_keys[i], *v = o->session_config_values[i];
-        if (!k || !v) return oq_err_set(err, OQ_ERR_INVALID_ARG, "session config entry %zu is NULL", i);
+        if (!k || !v)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_session_create: opts->session_config_%s[%zu] is NULL",
+                              k ? "values" : "keys", i);
         char what[256];
         snprintf(what, sizeof what, "session config %s=%s", k, v);
         if ((st = oq_ort_status(rt, api->AddSessionConfigEntry(so, k, v), err, what)) != OQ_OK)
@@ -200,6 +202,29 @@ static oq_status query_model(oq_session *s, oq_err *err)
 
 /* ---- create / free -------------------------------------------------------------- */
 
+/* A key/value list of n entries (status.h): NULL with n > 0 is refused, never read. */
+static oq_status check_pairs(const char *fn, const char *keys_field, const void *keys, const char *values_field,
+                             const void *values, const char *count_field, size_t n, oq_err *err)
+{
+    if (!n || (keys && values)) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: opts->%s is NULL (%s %zu)", fn, keys ? values_field : keys_field,
+                      count_field, n);
+}
+
+/* The options' fields named as the header spells them, before any reaches ORT. */
+static oq_status check_opts(const char *fn, const oq_session_opts *o, oq_err *err)
+{
+    if (o->ep && !*o->ep) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: opts->ep is empty (NULL: cpu)", fn);
+    if (o->ep_lib && !*o->ep_lib)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: opts->ep_lib is empty (NULL: the registered or default one)", fn);
+    oq_status st = check_pairs(fn, "ep_option_keys", o->ep_option_keys, "ep_option_values", o->ep_option_values,
+                               "n_ep_options", o->n_ep_options, err);
+    if (!st)
+        st = check_pairs(fn, "session_config_keys", o->session_config_keys, "session_config_values",
+                         o->session_config_values, "n_session_configs", o->n_session_configs, err);
+    return st;
+}
+
 /* A session made of the bytes read from `path` finds their external-data files where a session
  * of `path` would: in its folder. */
 static oq_status model_folder(oq_runtime *rt, OrtSessionOptions *so, const char *path, oq_err *err)
@@ -229,19 +254,21 @@ oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *
 {
     OQ_NEED(err, out);
     *out = NULL;
-    if (!rt) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no runtime given");
+    OQ_NEED(err, rt);
     if (!model_path && !model_bytes)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "give a model path or model bytes");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: give a model path or model bytes", __func__);
     if (model_bytes && !model_len)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "in-memory model is empty");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: in-memory model is empty", __func__);
     static const oq_session_opts defaults = {0};
     if (!opts) opts = &defaults;
+    oq_status st = check_opts(__func__, opts, err);
+    if (st) return st;
 
     oq_session *s = calloc(1, sizeof *s);
     if (!s) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     s->rt = rt;
     OrtSessionOptions *so = NULL;
-    oq_status st = oq_ort_status(rt, rt->api->CreateSessionOptions(&so), err, "CreateSessionOptions");
+    st = oq_ort_status(rt, rt->api->CreateSessionOptions(&so), err, "CreateSessionOptions");
     if (!st && model_path && model_bytes) st = model_folder(rt, so, model_path, err); /* the caller's may follow */
     if (!st) st = build_options(rt, opts, so, s, err);
     if (!st) st = create_session(s, model_path, model_bytes, model_len, so, err);
@@ -261,12 +288,14 @@ oq_status oq_session_create(oq_runtime *rt, const char *model_path, const void *
 
 oq_status oq_session_ep_check(oq_runtime *rt, const oq_session_opts *opts, oq_err *err)
 {
-    if (!rt) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no runtime given");
+    OQ_NEED(err, rt);
     static const oq_session_opts defaults = {0};
+    if (!opts) opts = &defaults;
     OrtSessionOptions *so = NULL;
     const char *ep_full, *attach;
-    oq_status st = oq_ort_status(rt, rt->api->CreateSessionOptions(&so), err, "CreateSessionOptions");
-    if (!st) st = oq_ep_attach(rt, so, opts ? opts : &defaults, &ep_full, &attach, err);
+    oq_status st = check_opts(__func__, opts, err);
+    if (!st) st = oq_ort_status(rt, rt->api->CreateSessionOptions(&so), err, "CreateSessionOptions");
+    if (!st) st = oq_ep_attach(rt, so, opts, &ep_full, &attach, err);
     if (so) rt->api->ReleaseSessionOptions(so);
     return st;
 }

@@ -17,4 +17,11 @@
         if ((n) && !(p)) return oq_err_set((err), OQ_ERR_INVALID_ARG, "%s: %s is NULL", __func__, #p); \
     } while (0)
 
+/* A path: NULL or empty ("" opens nothing, and would be named as no file at all). */
+#define OQ_NEED_PATH(err, p)                                                                      \
+    do {                                                                                          \
+        OQ_NEED(err, p);                                                                          \
+        if (!*(p)) return oq_err_set((err), OQ_ERR_INVALID_ARG, "%s: %s is empty", __func__, #p); \
+    } while (0)
+
 #endif

@@ -3,8 +3,10 @@
  * in the run, a crash, or a runtime error recorded in a summary. */
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ortqual/compare.h"
+#include "ortqual/config.h"
 #include "ortqual/mask.h"
 #include "validate/validate-impl.h"
 
@@ -27,6 +29,32 @@ static oq_status check_config(const oq_config *c, size_t k, oq_err *err)
     if (!st) st = out_of_range(field, (int)c->precision, OQ_PREC_FP64, OQ_PREC_BF16, err);
     snprintf(field, sizeof field, "configs[%zu].kernel", k);
     if (!st) st = out_of_range(field, (int)c->kernel, OQ_KERNEL_AUTO, OQ_KERNEL_MATH, err);
+    /* the run takes some things from the name and others from the fields: they must agree */
+    if (!st && (st = oq_config_check(c, err))) oq_err_prefix(err, "oq_validate_run: configs[%zu]: ", k);
+    return st;
+}
+
+/* Results, tables and files are told apart by the configuration's name (the tool refuses a
+ * repeated --configs item too). The reference's own name again is a replay's on another ORT
+ * library (reference_ort_lib), or a self-comparison, refused as such. */
+static oq_status check_config_names(const oq_validate_opts *o, oq_err *err)
+{
+    for (size_t k = 2; k < o->n_configs; k++)
+        for (size_t i = 1; i < k; i++)
+            if (!strcmp(o->configs[i].name, o->configs[k].name))
+                return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: configs[%zu] and configs[%zu] are both "
+                                  "'%s'", i, k, o->configs[k].name);
+    return OQ_OK;
+}
+
+/* The command line recorded as evidence: argc entries, none NULL. */
+static oq_status check_argv(const oq_validate_opts *o, oq_err *err)
+{
+    oq_status st = out_of_range("argc", o->argc, 0, INT_MAX, err);
+    if (!st && o->argc && !o->argv)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: argv is NULL (argc %d)", o->argc);
+    for (int i = 0; !st && i < o->argc; i++)
+        if (!o->argv[i]) st = oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: argv[%d] is NULL (argc %d)", i, o->argc);
     return st;
 }
 
@@ -130,6 +158,8 @@ oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
     if (!st) st = out_of_range("repeat", o->repeat, 1, LLONG_MAX, err);
     if (!st) st = out_of_range("warmup", o->warmup, 0, LLONG_MAX, err);
     for (size_t k = 0; !st && k < o->n_configs; k++) st = check_config(&o->configs[k], k, err);
+    if (!st) st = check_config_names(o, err);
+    if (!st) st = check_argv(o, err);
     if (!st) st = out_of_range("mask_polarity", (int)o->mask_polarity, OQ_MASK_POLARITY_KEEP, OQ_MASK_POLARITY_PAD, err);
     if (!st) st = out_of_range("mask_form", (int)o->mask_form, OQ_MASK_AUTO, OQ_MASK_SEQLEN, err);
     if (!st && !o->n_input_files) st = check_events(&o->events, err);

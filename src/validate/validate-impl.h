@@ -117,10 +117,12 @@ typedef struct oq_validate_plan {
 /* A worker's progress line on stderr, OQ_PROGRESS_PREFIX "<done> <total>": the orchestrator
  * takes it off the stderr it keeps (oq_proc_run_watch). */
 #define OQ_PROGRESS_PREFIX "\036ortqual-progress "
+/* Called after each batch with how many are done of how many; non-zero stops the worker there
+ * (its result then a failure, its batches' records kept). */
+typedef int (*oq_batch_hook_fn)(void *ctx, size_t done, size_t total);
 /* The worker with a per-batch hook (in-process runs); without one, oq_validate_worker writes
  * the progress line when the plan asks for it. */
-oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
-                                    void *ctx, oq_err *err);
+oq_status oq_validate_worker_hooked(const char *plan_path, oq_batch_hook_fn on_batch, void *ctx, oq_err *err);
 /* The tolerances a configuration's outputs are judged by: its precision's preset (*preset,
  * what oq_compare_judge_vacuous exempts) with the plan's overrides `spec` (may be NULL) on it.
  * The worker's, and the merge's when it judges a shard's summary again. *tols is the caller's

@@ -362,13 +362,16 @@ typedef struct batch_watch {
     size_t done, total;
 } batch_watch;
 
-static void batch_done(void *ctx, size_t done, size_t total)
+/* Non-zero (an in-process worker stops there) once the run is interrupted with batches left:
+ * an isolated worker's process group gets the signal instead. */
+static int batch_done(void *ctx, size_t done, size_t total)
 {
     batch_watch *bw = ctx;
     bw->done = done;
     bw->total = total;
     oq_validate_progress p = {bw->config, bw->o->n_configs, bw->o->configs[bw->config].name, done, total};
     if (bw->o->on_batch) bw->o->on_batch(bw->o->progress_ctx, &p);
+    return bw->o->interrupt && *bw->o->interrupt && done < total;
 }
 
 /* The worker's process group (0: it ended), for the caller's signal handler. */
@@ -818,6 +821,15 @@ static oq_status config_done(run_ctx *c, size_t k, oq_config_result *r, oq_confi
     return OQ_OK;
 }
 
+/* The interruption stopped configuration k's worker: one that ended by itself with every batch
+ * done has a result like any other (as the overlapped reference has, finish_reference). */
+static int worker_stopped(const run_ctx *c, size_t k, const oq_worker_run *run, const batch_watch *bw)
+{
+    if (!interrupted(c->o)) return 0;
+    int whole = !strcmp(run->ended, "exit 0") || !run->ran; /* (in-process: nothing ran apart) */
+    return !whole || records_done(c->plans[k].result, bw->done) < bw->total;
+}
+
 static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -843,7 +855,7 @@ static oq_status run_config(run_ctx *c, size_t k, int *ref_ok, oq_err *err)
     st = run_worker(c, k, plan_path, c->plans[k].result, &r->worker, &bw, &got, err);
     if (stream_fd >= 0) close(stream_fd);
     if (st) return st;
-    return config_done(c, k, r, &got, plan_path, &bw, interrupted(o), ref_ok, err);
+    return config_done(c, k, r, &got, plan_path, &bw, worker_stopped(c, k, &r->worker, &bw), ref_ok, err);
 }
 
 /* ---- the cached reference beside the first configuration under test ------------------- */
@@ -1826,12 +1838,14 @@ static const oq_validate_opts *with_tool(const oq_validate_opts *o, oq_validate_
 
 /* A path list's entries: NULL or "" would be read as some other file (or none) and named
  * by an inner function, not by the field the caller set. */
-static oq_status check_path_list(const char *field, const char *const *v, size_t n, oq_err *err)
+static oq_status check_path_list(const char *field, const char *const *v, const char *count_field, size_t n,
+                                 oq_err *err)
 {
-    if (n && !v) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s is NULL (n_%s %zu)", field, field, n);
+    if (n && !v) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s is NULL (%s %zu)", field, count_field, n);
     for (size_t i = 0; i < n; i++)
         if (!v[i] || !*v[i])
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s[%zu] is %s", field, i, v[i] ? "empty" : "NULL");
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: %s[%zu] is %s", field, i,
+                              v[i] ? "empty" : "NULL");
     return OQ_OK;
 }
 
@@ -1839,16 +1853,16 @@ static oq_status check_path_list(const char *field, const char *const *v, size_t
 static oq_status check_paths(const oq_validate_opts *o, oq_err *err)
 {
     if (!o->outdir || !*o->outdir)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "outdir is %s", o->outdir ? "empty" : "NULL");
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: outdir is %s", o->outdir ? "empty" : "NULL");
     if (o->kind == OQ_MODEL_USER && (!o->model_path || !*o->model_path))
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "model_path is %s (kind OQ_MODEL_USER)",
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: model_path is %s (kind OQ_MODEL_USER)",
                           o->model_path ? "empty" : "NULL");
     if (o->weights_path && !*o->weights_path)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "weights_path is empty (NULL: random weights)");
-    oq_status st = check_path_list("input_files", o->input_files, o->n_input_files, err);
-    if (!st) st = check_path_list("expected_files", o->expected_files, o->n_expected_files, err);
-    if (!st) st = check_path_list("ep_lib_names", o->ep_lib_names, o->n_ep_libs, err);
-    if (!st) st = check_path_list("ep_lib_paths", o->ep_lib_paths, o->n_ep_libs, err);
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run: weights_path is empty (NULL: random weights)");
+    oq_status st = check_path_list("input_files", o->input_files, "n_input_files", o->n_input_files, err);
+    if (!st) st = check_path_list("expected_files", o->expected_files, "n_expected_files", o->n_expected_files, err);
+    if (!st) st = check_path_list("ep_lib_names", o->ep_lib_names, "n_ep_libs", o->n_ep_libs, err);
+    if (!st) st = check_path_list("ep_lib_paths", o->ep_lib_paths, "n_ep_libs", o->n_ep_libs, err);
     return st;
 }
 

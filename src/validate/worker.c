@@ -772,13 +772,14 @@ static void worker_clear(worker *w)
  * last batch's (an interruption counts the batches done from the records file, not these). */
 #define PROGRESS_EVERY_S 0.1
 
-static void progress_line(void *ctx, size_t done, size_t total)
+static int progress_line(void *ctx, size_t done, size_t total)
 {
     double *last = ctx, now = oq_now_s();
-    if (done < total && now - *last < PROGRESS_EVERY_S) return;
+    if (done < total && now - *last < PROGRESS_EVERY_S) return 0;
     *last = now;
     fprintf(stderr, OQ_PROGRESS_PREFIX "%zu %zu\n", done, total);
     fflush(stderr);
+    return 0;
 }
 
 /* ---- a cached reference reads ahead ------------------------------------------------------ */
@@ -833,14 +834,18 @@ static int plan_batch_copy(oq_plan_batch *to, const oq_plan_batch *from)
 
 typedef struct batch_hook {
     worker *w;
-    void (*on_batch)(void *ctx, size_t done, size_t total);
+    oq_batch_hook_fn on_batch;
     void *ctx;
     read_ahead *ahead; /* NULL: a batch at a time */
 } batch_hook;
 
-static void batch_done(const batch_hook *h, size_t i)
+/* Batch i done: the hook may stop the worker here (an in-process run interrupted), its
+ * records so far kept. */
+static oq_status batch_done(const batch_hook *h, size_t i, oq_err *err)
 {
-    if (h->on_batch) h->on_batch(h->ctx, i + 1, h->w->plan->n_batches);
+    size_t total = h->w->plan->n_batches;
+    if (!h->on_batch || !h->on_batch(h->ctx, i + 1, total)) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_RUNTIME, "stopped after %zu of %zu batches", i + 1, total);
 }
 
 /* A batch read ahead, as run_batch's cached path goes on: passed on and recorded, or (a miss,
@@ -865,7 +870,7 @@ static oq_status ahead_flush(const batch_hook *h, oq_err *err)
     h->w->t_io += oq_now_s() - t0;
     oq_status st = OQ_OK;
     for (size_t i = 0; i < a->n; i++) {
-        if (!st && !(st = ahead_batch(h->w, &a->pb[i], &a->hit[i], err))) batch_done(h, a->pos[i]);
+        if (!st && !(st = ahead_batch(h->w, &a->pb[i], &a->hit[i], err))) st = batch_done(h, a->pos[i], err);
         free(a->hit[i].e.npz);
         plan_batch_clear(&a->pb[i]);
     }
@@ -881,7 +886,7 @@ static oq_status ahead_add(const batch_hook *h, const oq_plan_batch *pb, size_t 
     if (!pb->sha256 || pb->batch_size <= 0) {
         oq_status st = a->n ? ahead_flush(h, err) : OQ_OK;
         if (!st) st = run_batch(h->w, pb, err);
-        if (!st) batch_done(h, i);
+        if (!st) st = batch_done(h, i, err);
         return st;
     }
     if (!a->team && oq_ref_team_create(READ_THREADS, &a->team, err)) return err->status;
@@ -896,7 +901,7 @@ static oq_status next_batch(void *ctx, const oq_plan_batch *pb, size_t i, oq_err
     const batch_hook *h = ctx;
     if (h->ahead) return ahead_add(h, pb, i, err);
     oq_status st = run_batch(h->w, pb, err);
-    if (!st) batch_done(h, i);
+    if (!st) st = batch_done(h, i, err);
     return st;
 }
 
@@ -928,7 +933,7 @@ static oq_status open_model(worker *w, oq_err *err)
 /* One configuration's worker; `isolated`: in a process of its own, whose words (oq_set_terms)
  * are the caller's where the plan says the caller has any (forked: its own function; the tool
  * re-executed: the tool's), else the library's. */
-static oq_status worker_run(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total), void *ctx,
+static oq_status worker_run(const char *plan_path, oq_batch_hook_fn on_batch, void *ctx,
                             int isolated, oq_err *err)
 {
     oq_validate_plan plan;
@@ -968,8 +973,7 @@ static oq_status worker_run(const char *plan_path, void (*on_batch)(void *ctx, s
     return st;
 }
 
-oq_status oq_validate_worker_hooked(const char *plan_path, void (*on_batch)(void *ctx, size_t done, size_t total),
-                                    void *ctx, oq_err *err)
+oq_status oq_validate_worker_hooked(const char *plan_path, oq_batch_hook_fn on_batch, void *ctx, oq_err *err)
 {
     return worker_run(plan_path, on_batch, ctx, 0, err);
 }

@@ -33,7 +33,11 @@ The program prints one line per problem and exits 1 when there is one:
   NULLMSG f (h.h): a message that prints a NULL string as "(null)";
   BADNAME f (h.h): a message "... is NULL" that is not "f: ARGUMENT is NULL" with ARGUMENT
                    one of f's parameters as the header names them (or a part of one:
-                   "argv[0]", "opts->roots"), the message quoted.
+                   "argv[0]", "opts->roots"), the message quoted;
+  UNNAMED f (h.h, NULL obj): a status-returning function refusing a NULL object with the other
+                   arguments real in other words than "f: obj is NULL" (or "f: ARG is NULL" of
+                   a NULL callback beside it): "no runtime given" said neither which function
+                   nor which argument.
 A status of OQ_OK is not a problem: zero may be a valid argument (an empty list), and nor is
 another message: a zero refused for its value.
 """
@@ -217,7 +221,9 @@ def object_call(h, kind, ret, fn, params, obj, enums):
         names = "".join('"%s", ' % param_name(p) for p in params)
         lines += ["        static const char *const pnames[] = {%sNULL};" % names,
                   "        oq_status pst = %s(%s);" % (fn, args),
-                  "        _exit(judge(pst, %s, \"%s\", \"%s\", pnames)); }" % (err, fn, where)]
+                  "        int pj = judge(pst, %s, \"%s\", \"%s\", pnames);" % (err, fn, where),
+                  "        _exit(pj ? pj : judge_object(pst, %s, \"%s\", \"%s\", \"%s\", pnames)); }"
+                  % (err, fn, where, param_name(params[obj]))]
     elif kind == "void":
         lines += ["        %s(%s); _exit(0); }" % (fn, args)]
     else:
@@ -265,6 +271,18 @@ def main():
         "    fflush(stdout);",
         "    return 3;",
         "}",
+        "/* with the object NULL and the rest real, a refusal says so, \"fn: OBJ is NULL\" (a NULL",
+        "   callback beside it may be named instead: \"fn: ARG is NULL\"); 5 if not */",
+        "static int judge_object(oq_status st, const oq_err *e, const char *fn, const char *h, const char *obj,",
+        "                        const char *const *params)",
+        "{",
+        "    char want[256];",
+        "    if (!e || st == OQ_OK || (strstr(e->msg, \" is NULL\") && names_arg(e->msg, fn, params))) return 0;",
+        "    snprintf(want, sizeof want, \"%s: %s is NULL\", fn, obj);",
+        "    printf(\"UNNAMED %s (%s): '%s', not '%s'\\n\", fn, h, e->msg, want);",
+        "    fflush(stdout);",
+        "    return 5;",
+        "}",
         "static void reap(pid_t p, const char *fn, const char *h)",
         "{",
         "    int ws = 0;",
@@ -272,7 +290,7 @@ def main():
         "    if (WIFSIGNALED(ws)) { printf(\"CRASH %s (%s): signal %d\\n\", fn, h, WTERMSIG(ws)); bad++; }",
         "    else if (WEXITSTATUS(ws) == 1) { printf(\"NOMSG %s (%s)\\n\", fn, h); bad++; }",
         "    else if (WEXITSTATUS(ws) == 2) { printf(\"NULLMSG %s (%s)\\n\", fn, h); bad++; }",
-        "    else if (WEXITSTATUS(ws) == 3 || WEXITSTATUS(ws) == 4) bad++; /* the child said which */",
+        "    else if (WEXITSTATUS(ws) >= 3 && WEXITSTATUS(ws) <= 5) bad++; /* the child said which */",
         "}",
         "/* the real arguments: zeroed buffers, one per parameter, and a list of strings */",
         "static _Alignas(64) unsigned char zb[16][65536];",

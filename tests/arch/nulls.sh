@@ -4,7 +4,8 @@
 # its functions returning a value (a getter, a count, a name) return one (tests/arch/nulls.py
 # calls each of their functions so, in a child process); each is called again with its object
 # NULL and the other arguments real (a buffer and its size, an index, a name), where a function
-# returning a value must give its header's answer for a NULL object; and the check bites: a
+# returning a value must give its header's answer for a NULL object, and a status-returning one
+# refuses it as "FUNCTION: OBJECT is NULL"; and the check bites: a
 # function that dereferences its argument, or another argument before its object, is caught, as
 # is a wrong answer for a NULL object.
 set -euo pipefail
@@ -43,7 +44,7 @@ run_check() {
 run_check "$INC" "" $HEADERS || fail "NULL arguments:
 $(grep -v ' calls (' "$T/out.txt")"
 tail -n 1 "$T/out.txt"
-grep -q "CRASH\|WRONG\|NOMSG\|NULLMSG\|BADNAME" "$T/out.txt" && fail "problems listed, exit 0: $(cat "$T/out.txt")"
+grep -q "CRASH\|WRONG\|NOMSG\|NULLMSG\|BADNAME\|UNNAMED" "$T/out.txt" && fail "problems listed, exit 0: $(cat "$T/out.txt")"
 
 # the check bites: a header of one function that reads its argument, built beside the library
 mkdir -p "$T/inc/ortqual"
@@ -59,6 +60,7 @@ OQ_API size_t oq_probe_size(const char *s);
 OQ_API size_t oq_probe_sum(const unsigned char *v, size_t n);
 OQ_API oq_status oq_probe_at(const int *v, size_t i, int *out, oq_err *err);
 OQ_API const char *oq_probe_find(const int *v, const char *name);
+OQ_API oq_status oq_probe_vague(const int *v, const char *name, oq_err *err);
 H
 cat > "$T/probe.c" <<'C'
 #include <string.h>
@@ -77,6 +79,11 @@ oq_status oq_probe_at(const int *v, size_t i, int *out, oq_err *err)
     return OQ_OK;
 }
 const char *oq_probe_find(const int *v, const char *name) { return v ? NULL : name; }
+oq_status oq_probe_vague(const int *v, const char *name, oq_err *err)
+{
+    (void)name;
+    return v ? OQ_OK : oq_err_set(err, OQ_ERR_INVALID_ARG, "no object given");
+}
 C
 if run_check "$T/inc" "$T/probe.c" probe.h; then fail "the probes passed: $(cat "$T/out.txt")"; fi
 grep -q "CRASH oq_probe_length (probe.h): signal" "$T/out.txt" || fail "a NULL dereference not caught: $(cat "$T/out.txt")"
@@ -94,8 +101,10 @@ grep -q "CRASH oq_probe_at (probe.h, NULL v): signal" "$T/out.txt" ||
     fail "a status reading its object after its other checks not caught: $(cat "$T/out.txt")"
 grep -q "WRONG oq_probe_find (probe.h, NULL v): not its answer for a NULL object: ret == NULL" "$T/out.txt" ||
     fail "a wrong answer for a NULL object not caught: $(cat "$T/out.txt")"
+grep -q "UNNAMED oq_probe_vague (probe.h, NULL v): 'no object given', not 'oq_probe_vague: v is NULL'" "$T/out.txt" ||
+    fail "a NULL object refused without its function and name not caught: $(cat "$T/out.txt")"
 grep -q "CRASH oq_probe_sum (probe.h)\|CRASH oq_probe_at (probe.h)\|WRONG oq_probe_find (probe.h)" "$T/out.txt" &&
     fail "all-zero arguments blamed: $(cat "$T/out.txt")"
-grep -q " calls (5 to functions returning a value, 3 with a NULL object and real arguments), " "$T/out.txt" ||
+grep -q " calls (5 to functions returning a value, 4 with a NULL object and real arguments), " "$T/out.txt" ||
     fail "the probes not counted: $(cat "$T/out.txt")"
-echo "nulls: the check catches a crash (a status, a void function or one returning a value; with all-zero arguments or with the object NULL and the rest real), a wrong answer for a NULL object, a status without a message, a '(null)' in one and a NULL misnamed"
+echo "nulls: the check catches a crash (a status, a void function or one returning a value; with all-zero arguments or with the object NULL and the rest real), a wrong answer for a NULL object, a status without a message, a '(null)' in one, a NULL misnamed and a NULL object refused without its name"

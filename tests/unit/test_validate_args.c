@@ -161,12 +161,40 @@ static void ep_key_entry_null(oq_validate_opts *o, oq_config *c)
     o->ep_option_values = one_value;
 }
 
+/* A configuration copied and one field changed: the run took some things from the name and
+ * others from the fields (runtime "cuda" ran on the CPU and was recorded as cuda, passed). */
+static void runtime_cuda(oq_validate_opts *o, oq_config *c) { (void)o; strcpy(c[1].runtime, "cuda"); }
+static void precision_fp16(oq_validate_opts *o, oq_config *c) { (void)o; c[1].precision = OQ_PREC_FP16; }
+static void repr_decomposed(oq_validate_opts *o, oq_config *c) { (void)o; c[1].repr = OQ_REPR_DECOMPOSED; }
+static void name_other(oq_validate_opts *o, oq_config *c) { (void)o; strcpy(c[1].name, "cpu:attention23:fp32"); }
+static void name_spelled(oq_validate_opts *o, oq_config *c) { (void)o; strcpy(c[1].name, "CPU:attention24:fp32"); }
+static void runtime_unterminated(oq_validate_opts *o, oq_config *c) { (void)o; memset(c[1].runtime, 'x', sizeof c[1].runtime); }
+static void name_unterminated(oq_validate_opts *o, oq_config *c) { (void)o; memset(c[1].name, 'x', sizeof c[1].name); }
+static oq_config three[3];
+static void name_twice(oq_validate_opts *o, oq_config *c)
+{
+    three[0] = c[0];
+    three[1] = three[2] = c[1];
+    o->configs = three;
+    o->n_configs = 3;
+}
+/* the command line: a count with no list was read after every worker had run */
+static char *no_arg[] = {NULL};
+static void argv_null(oq_validate_opts *o, oq_config *c) { (void)c; o->argc = 3; }
+static void argv_entry_null(oq_validate_opts *o, oq_config *c) { (void)c; o->argc = 1; o->argv = no_arg; }
+static void argc_minus(oq_validate_opts *o, oq_config *c) { (void)c; o->argc = -1; o->argv = no_arg; }
+/* the path fields, named with the function and the count field as the header spells them */
+static void outdir_null(oq_validate_opts *o, oq_config *c) { (void)c; o->outdir = NULL; }
+static void input_files_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_input_files = 1; }
+static void ep_libs_null(oq_validate_opts *o, oq_config *c) { (void)c; o->n_ep_libs = 1; }
+
 typedef struct spoiled {
     void (*spoil)(oq_validate_opts *, oq_config *);
     const char *says;
 } spoiled;
 
-/* A test per field, named by what it must say: each fails alone where its check is missing. */
+/* A test per field, named by what it must say: each fails alone where its check is missing (the
+ * configurations, argv and the path lists' names: 2026-12-06, a C++ service's QA). */
 static const spoiled events_and_masks[] = {
     {events_0, "oq_validate_run: events.num_events 0 out of range (at least 1)"},
     {batch_minus_1, "oq_validate_run: events.batch_size -1 out of range (at least 1)"},
@@ -193,6 +221,22 @@ static const spoiled events_and_masks[] = {
     {session_keys_null, "oq_validate_run: session_config_keys is NULL (n_session_configs 1)"},
     {session_values_null, "oq_validate_run: session_config_values is NULL (n_session_configs 1)"},
     {session_value_entry_null, "oq_validate_run: session_config_values[0] is NULL (key 'sdpa_kernel')"},
+    {runtime_cuda, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (runtime cuda)"},
+    {precision_fp16, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (precision fp16)"},
+    {repr_decomposed, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (repr decomposed)"},
+    {name_other, "oq_validate_run: configs[1]: name 'cpu:attention23:fp32' does not match its fields (repr attention24)"},
+    {name_spelled, "oq_validate_run: configs[1]: name 'CPU:attention24:fp32' does not match its fields (its canonical "
+                   "name is 'cpu:attention24:fp32')"},
+    {runtime_unterminated, "oq_validate_run: configs[1]: config 'cpu:attention24:fp32': runtime is not terminated "
+                           "within its 32 bytes"},
+    {name_unterminated, "oq_validate_run: configs[1]: config name is not terminated within its 96 bytes"},
+    {name_twice, "oq_validate_run: configs[1] and configs[2] are both 'cpu:attention24:fp32'"},
+    {argv_null, "oq_validate_run: argv is NULL (argc 3)"},
+    {argv_entry_null, "oq_validate_run: argv[0] is NULL (argc 1)"},
+    {argc_minus, "oq_validate_run: argc -1 out of range 0..2147483647"},
+    {outdir_null, "oq_validate_run: outdir is NULL"},
+    {input_files_null, "oq_validate_run: input_files is NULL (n_input_files 1)"},
+    {ep_libs_null, "oq_validate_run: ep_lib_names is NULL (n_ep_libs 1)"},
 };
 
 static void field_refused(void **state)
