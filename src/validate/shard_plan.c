@@ -409,7 +409,7 @@ oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan
     return st;
 }
 
-oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], oq_err *err)
+oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], int must, oq_err *err)
 {
     for (size_t k = 0; k < s->n_configs; k++) {
         oq_config_result *r = &s->configs[k];
@@ -422,8 +422,9 @@ oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], o
                 known = s->configs[j].ort_library_sha256;
         oq_status st = OQ_OK;
         if (known) memcpy(r->ort_library_sha256, known, sizeof r->ort_library_sha256);
-        else st = oq_sha256_file(r->ort_library, r->ort_library_sha256, err);
-        if (st) return st;
+        else st = oq_sha256_file(r->ort_library, r->ort_library_sha256, must ? err : NULL);
+        if (st && must) return st;
+        if (st) r->ort_library_sha256[0] = '\0'; /* gone since the worker loaded it: not known */
     }
     return OQ_OK;
 }
