@@ -181,7 +181,9 @@ typedef struct oq_evidence {
     oq_cwd_report cwd;
 } oq_evidence;
 
-/* Gather everything. `rt` may be NULL (then no ORT section); `opts` may be NULL. */
+/* Gather everything. `rt` may be NULL (then no ORT section); `opts` may be NULL. The evidence
+ * is allocated by the library, larger than the struct: every function below takes only one
+ * oq_evidence_collect made (never a caller's own struct). */
 OQ_API oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
                                      oq_err *err);
 OQ_API void oq_evidence_free(oq_evidence *ev);
