@@ -30,7 +30,8 @@ extern "C" {
 /* ---- loaded libraries ---------------------------------------------------------- */
 
 typedef enum oq_lib_group {
-    OQ_LIB_ORT,          /* libonnxruntime*, EP plugin libraries */
+    OQ_LIB_ORT,          /* libonnxruntime*, EP plugin libraries, and any library that defines
+                            OrtGetApiBase (an ONNX Runtime core, whatever its file is called) */
     OQ_LIB_CUDA_RUNTIME, /* libcudart, nvrtc, nvJitLink, cufft, curand, ... */
     OQ_LIB_CUBLAS,       /* libcublas, libcublasLt */
     OQ_LIB_CUDNN,        /* libcudnn* */
@@ -39,11 +40,13 @@ typedef enum oq_lib_group {
 } oq_lib_group;
 #define OQ_LIB_NGROUPS 6
 OQ_API const char *oq_lib_group_name(oq_lib_group g); /* "ort", "cuda-runtime", "cublas", "cudnn", "driver", "other" */
-/* Group of a library by its file name (directories are ignored); OQ_LIB_OTHER for NULL. */
+/* Group of a library by its file name (directories are ignored); OQ_LIB_OTHER for NULL.
+ * oq_loaded_libs also groups "ort" a mapped library that defines OrtGetApiBase. */
 OQ_API oq_lib_group oq_lib_classify(const char *path);
 
 typedef struct oq_loaded_lib {
-    char *path;          /* as mapped (full path) */
+    char *path;          /* as mapped (full path); one dlopen'ed by a relative name is the
+                            file the kernel mapped, absolute, links resolved */
     oq_lib_group group;
 } oq_loaded_lib;
 /* Every shared object mapped into this process, in load order (the main
@@ -178,10 +181,25 @@ typedef struct oq_evidence {
     oq_cwd_report cwd;
 } oq_evidence;
 
-/* Gather everything. `rt` may be NULL (then no ORT section); `opts` may be NULL. */
+/* Gather everything. `rt` may be NULL (then no ORT section); `opts` may be NULL. The evidence
+ * is allocated by the library, larger than the struct: every function below takes only one
+ * oq_evidence_collect made (never a caller's own struct). */
 OQ_API oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
                                      oq_err *err);
 OQ_API void oq_evidence_free(oq_evidence *ev);
+/* What the evidence holds beyond the struct (whose layout is the ABI's); `ev` as
+ * oq_evidence_collect made it. The SHA-256 of the loaded ONNX Runtime library (64 hex digits,
+ * "" without a runtime or when the file could not be read; NULL for a NULL ev). */
+OQ_API const char *oq_evidence_ort_lib_sha256(const oq_evidence *ev);
+/* The loader's variables as the process had them: LD_PRELOAD and LD_LIBRARY_PATH (value NULL:
+ * unset), *n of them (n may be NULL); NULL for a NULL ev. */
+OQ_API const oq_kv *oq_evidence_loader_env(const oq_evidence *ev, size_t *n);
+/* Warnings about what is mapped, one line each: more than one ONNX Runtime core library (a
+ * file that defines OrtGetApiBase) in the process, each named, the one the runtime loaded and
+ * those LD_PRELOAD named marked. 0 / NULL for a NULL ev or an index past the count. */
+OQ_API size_t oq_evidence_warning_count(const oq_evidence *ev);
+OQ_API const char *oq_evidence_warning(const oq_evidence *ev, size_t i);
+
 /* The evidence as a JSON object text (stable keys, 2-space indent), malloc'ed;
  * NULL on allocation failure or for a NULL ev. It opens with "schema": OQ_EVIDENCE_SCHEMA and
  * "ortqual": {"version": oq_version(), "abi_version": oq_abi_version()}, the library that

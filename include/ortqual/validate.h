@@ -450,8 +450,8 @@ typedef struct oq_config_result {
     size_t n_outputs;
     oq_output_result *outputs;    /* each output over all batches (worst elements, histograms) */
     char *ort_version, *ort_library; /* the ONNX Runtime the worker loaded (NULL: none) */
-    char ort_library_sha256[65];  /* a shard's: that file's content ("" unhashed), for the merge,
-                                     which refuses shards that ran different builds */
+    char ort_library_sha256[65];  /* that file's content ("" unhashed or unreadable); the merge
+                                     refuses shards that ran different builds */
     int ort_api_version;
     int session_tried;            /* a session was created (or refused): the next two are set */
     double session_create_s;

@@ -292,15 +292,17 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
 }
 
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
- * gathered after the sweep so every library the sessions loaded is listed. */
+ * gathered after the sweep so every library the sessions loaded is listed; the library's
+ * SHA-256 is the evidence's (a rebuild at the same path is another build). */
 static json_t *system_json(oq_runtime *rt)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
-                     "ort_version", oq_runtime_version(rt), "ort_library",
-                     oq_runtime_lib_path(rt), "ort_api_version", oq_runtime_api_version(rt),
-                     "ort_build_info", oq_runtime_build_info(rt), "online_cpus",
-                     (json_int_t)ncpu, "evidence", oq_evidence_collect_json(rt, NULL));
+    json_t *ev = oq_evidence_collect_json(rt, NULL);
+    json_t *sha = json_object_get(json_object_get(ev, "ort"), "library_sha256");
+    return json_pack("{s:s,s:s,s:s,s:O,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
+                     "ort_version", oq_runtime_version(rt), "ort_library", oq_runtime_lib_path(rt),
+                     "ort_library_sha256", sha ? sha : json_null(), "ort_api_version", oq_runtime_api_version(rt),
+                     "ort_build_info", oq_runtime_build_info(rt), "online_cpus", (json_int_t)ncpu, "evidence", ev);
 }
 
 void oq_bench_utc_now(char buf[32])

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
 #include "ortqual/report.h"
@@ -280,6 +282,18 @@ static const char *graph_opt_note(oq_graph_opt g)
 }
 
 /* The worst output of a configuration across batches, and its timing. */
+/* The warnings of the evidence the configuration's worker recorded (more than one ONNX Runtime
+ * core mapped): in summary.json, and said where the row is read. */
+static void print_evidence_warnings(const oq_config_result *c)
+{
+    json_t *ev = c->evidence_json ? json_loads(c->evidence_json, 0, NULL) : NULL;
+    size_t i;
+    json_t *w;
+    json_array_foreach(json_object_get(ev, "warnings"), i, w)
+        if (json_is_string(w)) printf("    WARNING: %s\n", oq_cli_shown(json_string_value(w)));
+    json_decref(ev);
+}
+
 static void config_row(const oq_config_result *c, const char *group)
 {
     double worst = -1, med, p90, first;
@@ -299,6 +313,7 @@ static void config_row(const oq_config_result *c, const char *group)
     print_status(stdout, oq_verdict_name(c->status), 9);
     printf(" %7zu %-10s %10s %10s %10s %10s\n", c->totals.n, oq_cli_shown(worst_out), err_s, m_s, p_s, f_s);
     if (c->ort_version) printf("    ONNX Runtime %s (%s)%s\n", oq_cli_shown(c->ort_version), oq_cli_shown(c->ort_library), graph_opt_note(c->graph_opt));
+    print_evidence_warnings(c);
     const oq_placement *p = c->placement.placement;
     for (size_t k = 0; p && k < p->n_eps; k++)
         printf("    profile: %-24s %4lld nodes %10.3f ms\n", oq_cli_shown(p->eps[k].ep), (long long)p->eps[k].nodes,

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
@@ -898,6 +900,17 @@ static void drop_outputs(const cli_state *c, int summary_placed)
 
 /* report.html, read off the summary, is a diagnostic (as validate's): a failure is said, not
  * fatal, and an earlier run's (--force) is not left to pass for this run's. */
+/* The evidence's warnings (more than one ONNX Runtime core mapped), as summary.json records
+ * them: said where the run is read too. */
+static void print_evidence_warnings(const char *summary)
+{
+    json_t *doc = json_load_file(summary, 0, NULL), *w;
+    size_t i;
+    json_array_foreach(json_object_get(json_object_get(json_object_get(doc, "system"), "evidence"), "warnings"), i, w)
+        if (json_is_string(w)) fprintf(stderr, "ortqual bench: WARNING: %s\n", oq_cli_shown(json_string_value(w)));
+    json_decref(doc);
+}
+
 static void write_report(const cli_state *c)
 {
     oq_err err = {0};
@@ -944,6 +957,7 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
         return OQ_EXIT_RUNTIME;
     }
     printf("wrote %s and %s\n", oq_cli_shown(json), oq_cli_shown(csv));
+    print_evidence_warnings(json);
     write_report(c);
     return OQ_EXIT_OK;
 }

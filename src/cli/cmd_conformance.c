@@ -333,6 +333,10 @@ static int run_all(char **tests, size_t n, const oq_conformance_opts *opts, cons
     utc_now(start);
     json_t *arr = f->json || f->outdir || f->junit ? json_array() : NULL;
     int rc = OQ_EXIT_OK;
+    /* which build the verdicts are of, as validate, replay and bench say it */
+    if (rt && !f->json)
+        printf("ONNX Runtime %s (%s) on %s\n", oq_cli_shown(oq_runtime_version(rt)), oq_cli_shown(oq_runtime_lib_path(rt)),
+               oq_cli_shown(f->ep));
     for (size_t i = 0; i < n; i++) {
         oq_conformance_result r;
         oq_err err = {0};

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
@@ -59,21 +60,97 @@ static oq_status collect_shadow(const oq_evidence_opts *opts, oq_evidence *ev, o
     return st;
 }
 
+/* ---- which ONNX Runtime is mapped ---------------------------------------------------- */
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* Whether `path` is one of the files LD_PRELOAD names (separated by ':' or blanks, as ld.so
+ * reads it). */
+static int preloaded(const char *path)
+{
+    const char *list = getenv("LD_PRELOAD");
+    char *copy = list ? strdup(list) : NULL, *save = NULL;
+    int found = 0;
+    for (char *t = copy ? strtok_r(copy, ": \t", &save) : NULL; t && !found; t = strtok_r(NULL, ": \t", &save))
+        found = same_file(t, path);
+    free(copy);
+    return found;
+}
+
+/* The loader's variables that decide which files are mapped: what a run inherited. */
+static oq_status collect_loader_env(oq_evidence_full *f, oq_err *err)
+{
+    static const char *const names[] = {"LD_PRELOAD", "LD_LIBRARY_PATH"};
+    f->loader_env = calloc(2, sizeof *f->loader_env);
+    if (!f->loader_env) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        oq_kv *kv = &f->loader_env[f->n_loader_env++];
+        if (!(kv->key = strdup(names[i])) || (v && !(kv->value = strdup(v))))
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    return OQ_OK;
+}
+
+/* "2 ONNX Runtime libraries mapped in this process: A (LD_PRELOAD), B (the one loaded); ..." */
+static oq_status cores_warning(oq_evidence_full *f, oq_err *err)
+{
+    if (f->n_ort_cores < 2) return OQ_OK;
+    oq_dynbuf b = {0};
+    oq_status st = oq_dynbuf_addf(&b, "%zu ONNX Runtime libraries mapped in this process:", f->n_ort_cores);
+    for (size_t i = 0; !st && i < f->n_ort_cores; i++) {
+        int loaded = same_file(f->ort_cores[i], f->pub.ort_lib_path), pre = preloaded(f->ort_cores[i]);
+        st = oq_dynbuf_addf(&b, "%s %s%s%s%s%s", i ? "," : "", f->ort_cores[i], loaded || pre ? " (" : "",
+                            loaded ? "the one loaded" : "", loaded && pre ? ", " : "",
+                            pre ? "LD_PRELOAD)" : loaded ? ")" : "");
+    }
+    if (!st) st = oq_dynbuf_add(&b, "; execution-provider libraries and ONNX Runtime's own symbols may bind to either one");
+    if (!st) st = oq_strv_push(&f->warnings, &f->n_warnings, b.buf);
+    oq_dynbuf_clear(&b);
+    return st ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : OQ_OK;
+}
+
+/* The mapped libraries, each ONNX Runtime core among them (the file the runtime loaded
+ * grouped "ort" whatever its name), and a warning when there is more than one. */
+static oq_status collect_libs(oq_evidence_full *f, oq_err *err)
+{
+    oq_evidence *ev = &f->pub;
+    int *core = NULL;
+    oq_status st = oq_loaded_libs_cores(&ev->libs, &ev->n_libs, &core, err);
+    for (size_t i = 0; !st && i < ev->n_libs; i++) {
+        if (same_file(ev->libs[i].path, ev->ort_lib_path)) core[i] = 1;
+        if (!core[i]) continue;
+        ev->libs[i].group = OQ_LIB_ORT;
+        if (oq_strv_push(&f->ort_cores, &f->n_ort_cores, ev->libs[i].path))
+            st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    free(core);
+    return st ? st : cores_warning(f, err);
+}
+
 oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
                               oq_err *err)
 {
     OQ_NEED(err, out);
     if (opts) OQ_NEED_N(err, opts->n_search_roots, opts->search_roots);
     *out = NULL;
-    oq_evidence *ev = calloc(1, sizeof *ev);
-    if (!ev) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_evidence_full *f = calloc(1, sizeof *f);
+    if (!f) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_evidence *ev = &f->pub;
     oq_status st = OQ_OK;
     if (rt) st = collect_ort(rt, ev, err);
+    /* the bytes that ran: a rebuilt library at the same path is another build (unreadable: "") */
+    if (!st && rt && oq_sha256_file(ev->ort_lib_path, f->ort_lib_sha256, NULL)) f->ort_lib_sha256[0] = '\0';
     if (!st) st = oq_ort_env_capture(&ev->ort_env, &ev->n_ort_env, err);
+    if (!st) st = collect_loader_env(f, err);
     if (!st) st = oq_host_probe(&ev->host, err);
     if (!st) st = oq_gpu_facts_probe(&ev->gpu, err);
     /* After the GPU probe, so libcuda shows among the loaded libraries when present. */
-    if (!st) st = oq_loaded_libs(&ev->libs, &ev->n_libs, err);
+    if (!st) st = collect_libs(f, err);
     if (!st && !(opts && opts->skip_shadowing)) st = collect_shadow(opts, ev, err);
     if (!st && oq_cwd_check(NULL, &ev->cwd, err) != OQ_OK) {
         /* An unreadable working directory is itself worth reporting, not fatal. */
@@ -90,6 +167,7 @@ oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_e
 void oq_evidence_free(oq_evidence *ev)
 {
     if (!ev) return;
+    oq_evidence_full *f = (oq_evidence_full *)ev;
     free(ev->ort_version);
     free(ev->ort_lib_path);
     free(ev->ort_build_info);
@@ -103,7 +181,33 @@ void oq_evidence_free(oq_evidence *ev)
     oq_loaded_libs_free(ev->libs, ev->n_libs);
     oq_shadow_report_free(ev->shadow);
     oq_cwd_report_clear(&ev->cwd);
-    free(ev);
+    oq_kvs_free(f->loader_env, f->n_loader_env);
+    oq_strv_free(f->ort_cores, f->n_ort_cores);
+    oq_strv_free(f->warnings, f->n_warnings);
+    free(f);
+}
+
+const char *oq_evidence_ort_lib_sha256(const oq_evidence *ev)
+{
+    return ev ? ((const oq_evidence_full *)ev)->ort_lib_sha256 : NULL;
+}
+
+const oq_kv *oq_evidence_loader_env(const oq_evidence *ev, size_t *n)
+{
+    const oq_evidence_full *f = (const oq_evidence_full *)ev;
+    if (n) *n = f ? f->n_loader_env : 0;
+    return f ? f->loader_env : NULL;
+}
+
+size_t oq_evidence_warning_count(const oq_evidence *ev)
+{
+    return ev ? ((const oq_evidence_full *)ev)->n_warnings : 0;
+}
+
+const char *oq_evidence_warning(const oq_evidence *ev, size_t i)
+{
+    const oq_evidence_full *f = (const oq_evidence_full *)ev;
+    return f && i < f->n_warnings ? f->warnings[i] : NULL;
 }
 
 /* ---- JSON -------------------------------------------------------------------------- */
@@ -153,9 +257,10 @@ static json_t *ep_devices_json(const oq_evidence *ev)
 static json_t *ort_json(const oq_evidence *ev)
 {
     if (!ev->ort_version) return json_null();
-    return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "version", oq_json_text(ev->ort_version),
+    const char *sha = ((const oq_evidence_full *)ev)->ort_lib_sha256;
+    return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "version", oq_json_text(ev->ort_version),
                      "api_version", ev->ort_api_version, "lib_path", oq_json_text(ev->ort_lib_path),
-                     "build_info", oq_json_text(ev->ort_build_info), "providers",
+                     "library_sha256", *sha ? json_string(sha) : json_null(), "build_info", oq_json_text(ev->ort_build_info), "providers",
                      str_array(ev->providers, ev->n_providers), "ep_devices", ep_devices_json(ev),
                      "ep_devices_unavailable", text_or_null(ev->ep_devices_unavailable), "log",
                      str_array(ev->ort_log, ev->n_ort_log));
@@ -251,14 +356,17 @@ static json_t *shadow_json(const oq_shadow_report *r)
 
 json_t *oq_evidence_json(const oq_evidence *ev)
 {
-    return json_pack("{s:o, s:o, s:{s:o, s:o, s:o, s:i}, s:o, s:o, s:o, s:{s:o, s:b, s:b, s:o}}",
-                     "ort", ort_json(ev), "ort_env", kv_object(ev->ort_env, ev->n_ort_env), "host",
-                     "hostname", oq_json_text(ev->host.hostname), "kernel", oq_json_text(ev->host.kernel),
-                     "cpu_model", oq_json_text(ev->host.cpu_model), "cpus", ev->host.n_cpus, "gpu",
-                     gpu_json(ev->gpu), "libraries", libs_json(ev), "shadowing",
-                     ev->shadow ? shadow_json(ev->shadow) : json_null(), "cwd", "path", text_or_null(ev->cwd.path),
-                     "world_writable", ev->cwd.world_writable, "sticky", ev->cwd.sticky, "hazards",
-                     str_array(ev->cwd.hazards, ev->cwd.n_hazards));
+    const oq_evidence_full *f = (const oq_evidence_full *)ev;
+    json_t *j = json_pack("{s:o, s:o, s:o, s:{s:o, s:o, s:o, s:i}, s:o, s:o, s:o, s:o, s:{s:o, s:b, s:b, s:o}, s:o}",
+                          "ort", ort_json(ev), "ort_env", kv_object(ev->ort_env, ev->n_ort_env), "loader_env",
+                          kv_object(f->loader_env, f->n_loader_env), "host", "hostname", oq_json_text(ev->host.hostname),
+                          "kernel", oq_json_text(ev->host.kernel), "cpu_model", oq_json_text(ev->host.cpu_model), "cpus",
+                          ev->host.n_cpus, "gpu", gpu_json(ev->gpu), "libraries", libs_json(ev), "ort_cores",
+                          str_array(f->ort_cores, f->n_ort_cores), "shadowing",
+                          ev->shadow ? shadow_json(ev->shadow) : json_null(), "cwd", "path", text_or_null(ev->cwd.path),
+                          "world_writable", ev->cwd.world_writable, "sticky", ev->cwd.sticky, "hazards",
+                          str_array(ev->cwd.hazards, ev->cwd.n_hazards), "warnings", str_array(f->warnings, f->n_warnings));
+    return j;
 }
 
 /* A document of its own (design.md: every JSON document opens with "schema"), saying which

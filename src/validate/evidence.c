@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "ortqual/runtime.h"
 #include "validate/validate-impl.h"
@@ -16,9 +17,11 @@ static json_t *runtime_evidence(const oq_validate_opts *o)
     oq_runtime *rt;
     oq_err e = {0};
     if (oq_runtime_load(o->ort_lib, &rt, &e)) return json_pack("{s:o}", "error", oq_json_text(e.msg));
-    json_t *j = json_pack("{s:s, s:o, s:i, s:s}", "version", oq_runtime_version(rt), "library",
-                          oq_json_text(oq_runtime_lib_path(rt)), "api_version", oq_runtime_api_version(rt),
-                          "build_info", oq_runtime_build_info(rt));
+    char sha[65] = ""; /* the bytes: a library rebuilt at the same path is another build */
+    if (oq_sha256_file(oq_runtime_lib_path(rt), sha, NULL)) sha[0] = '\0';
+    json_t *j = json_pack("{s:s, s:o, s:o, s:i, s:s}", "version", oq_runtime_version(rt), "library",
+                          oq_json_text(oq_runtime_lib_path(rt)), "library_sha256", *sha ? json_string(sha) : json_null(),
+                          "api_version", oq_runtime_api_version(rt), "build_info", oq_runtime_build_info(rt));
     oq_runtime_free(rt);
     return j;
 }

@@ -724,7 +724,7 @@ static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, 
     free(out->cache_warning);
     out->cache_warning = warning;
     out->required &= e[0].status != OQ_VERDICT_PASSED; /* a skip made a failure, cleared */
-    out->ort_library_sha256[0] = '\0'; /* a shard's, for check_runtime: the merged summary is an unsharded run's */
+    /* ort_library_sha256 kept: check_runtime held every shard's to the first's, as one run records it */
     memset(e[0].r, 0, sizeof *e[0].r);
     int ok = 1;
     for (size_t i = 1; ok && i < n; i++) {

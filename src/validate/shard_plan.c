@@ -453,21 +453,37 @@ oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan
     return st;
 }
 
-oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], oq_err *err)
+/* The hash the worker's evidence took of the library it had mapped (evidence.h), into hex: 1
+ * when it names r's library; a run's parent then reads no library again. */
+static int worker_hashed(const oq_config_result *r, char hex[65])
+{
+    json_t *ev = r->evidence_json ? json_loads(r->evidence_json, 0, NULL) : NULL, *ort = json_object_get(ev, "ort");
+    const char *lib = json_string_value(json_object_get(ort, "lib_path"));
+    const char *sha = json_string_value(json_object_get(ort, "library_sha256"));
+    int ok = lib && sha && !strcmp(lib, r->ort_library) && strlen(sha) == 64;
+    if (ok) memcpy(hex, sha, 65);
+    json_decref(ev);
+    return ok;
+}
+
+oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], int must, oq_err *err)
 {
     for (size_t k = 0; k < s->n_configs; k++) {
         oq_config_result *r = &s->configs[k];
         if (!r->ort_library) continue;
-        const char *known = NULL; /* hashed at the start, or for an earlier configuration */
+        const char *known = NULL; /* hashed at the start, for an earlier configuration, or by its worker */
         for (int i = 0; !known && i < 2; i++)
             if (*ort[i].sha256 && !strcmp(ort[i].file, r->ort_library)) known = ort[i].sha256;
         for (size_t j = 0; !known && j < k; j++)
             if (s->configs[j].ort_library && !strcmp(s->configs[j].ort_library, r->ort_library))
                 known = s->configs[j].ort_library_sha256;
+        char hex[65];
+        if (!known && worker_hashed(r, hex)) known = hex;
         oq_status st = OQ_OK;
         if (known) memcpy(r->ort_library_sha256, known, sizeof r->ort_library_sha256);
-        else st = oq_sha256_file(r->ort_library, r->ort_library_sha256, err);
-        if (st) return st;
+        else st = oq_sha256_file(r->ort_library, r->ort_library_sha256, must ? err : NULL);
+        if (st && must) return st;
+        if (st) r->ort_library_sha256[0] = '\0'; /* gone since the worker loaded it: not known */
     }
     return OQ_OK;
 }

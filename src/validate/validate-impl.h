@@ -681,11 +681,13 @@ typedef struct oq_shard_ort {
  * after this shard had spent its time). */
 oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan *plan, const char *root,
                                   oq_shard_ort ort[2], oq_err *err);
-/* The ORT library each configuration of a shard's run loaded, named by content
- * (oq_config_result.ort_library_sha256): a path says nothing of a node's module or a switched link.
- * The file hashed at the start (ort) keeps that hash; one a worker loaded instead (a link
- * switched since) is hashed now. */
-oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], oq_err *err);
+/* The ORT library each configuration of a run loaded, named by content
+ * (oq_config_result.ort_library_sha256): a path says nothing of a node's module, a switched link
+ * or a library rebuilt in place. The file hashed at a shard's start (ort) keeps that hash; any
+ * other takes the one its worker's evidence recorded of the file it had mapped, else it is hashed
+ * now, each file once. `must` (a shard,
+ * for the merge): a file that cannot be read is an error; else its hash is left "". */
+oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], int must, oq_err *err);
 /* s->shard filled for this shard and written to its started.json. */
 oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err);
 

@@ -1682,7 +1682,9 @@ static oq_status run_all(run_ctx *c, oq_err *err)
             if (interrupted(o)) not_reached(c, k);
             else st = run_config(c, k, &ref_ok, err);
         }
-    if (!st && oq_shard_is_run(o)) st = oq_shard_runtimes(c->s, c->ort, err);
+    /* every run names its ONNX Runtime by content (a library rebuilt at the same path is another
+     * build); a shard's must, for the merge */
+    if (!st) st = oq_shard_runtimes(c->s, c->ort, oq_shard_is_run(o), err);
     return st ? st : write_outputs(c, err);
 }
 

@@ -1,5 +1,6 @@
 /* Evidence: library grouping, the shadowing detector on a fake tree, GPU/host
  * probes, working-directory checks, and the JSON form. */
+#include <dlfcn.h>
 #include <jansson.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "core/core-impl.h"
 #include "ortqual/evidence.h"
 
 static char root[64]; /* the fake tree */
@@ -307,6 +309,83 @@ static void test_loaded_libs_see_ort(void **state)
     oq_runtime_free(rt);
 }
 
+static void copy_file(const char *from, const char *to)
+{
+    char cmd[3 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "cp -L '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A library dlopen'ed by a relative name ("rel/x.so", the runtime's "./x.so" for a bare name
+ * in the current folder) is listed by its absolute file, also once the working directory has
+ * changed: glibc keeps the relative name, and such a library was left out of the list. */
+static void test_loaded_libs_relative_name(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], file[PATH_MAX + 32], cwd[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/rel", root);
+    mkdir_p(dir);
+    snprintf(file, sizeof file, "%s/libnone_ep_rel.so", dir);
+    copy_file(OQ_BINARY_DIR "/tests/libnone_ep.so", file);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(root), 0);
+    void *h = dlopen("rel/libnone_ep_rel.so", RTLD_LAZY | RTLD_LOCAL);
+    assert_int_equal(chdir(cwd), 0); /* from here the relative name names nothing */
+    assert_non_null(h);
+    char *real = realpath(file, NULL);
+    assert_non_null(real);
+    oq_loaded_lib *libs = NULL;
+    size_t n = 0, found = 0;
+    assert_int_equal(oq_loaded_libs(&libs, &n, NULL), OQ_OK);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(libs[i].path[0], '/');
+        found += !strcmp(libs[i].path, real);
+    }
+    assert_int_equal(found, 1);
+    oq_loaded_libs_free(libs, n);
+    free(real);
+    dlclose(h);
+}
+
+/* The library the runtime loaded is an "ort" library whatever its file is called (it defines
+ * OrtGetApiBase), its SHA-256 is recorded, and a second ONNX Runtime core mapped beside it
+ * (here the bundled one, loaded first) is a warning naming both. */
+static void test_ort_core_of_any_name(void **state)
+{
+    (void)state;
+    char renamed[PATH_MAX], sha[65];
+    snprintf(renamed, sizeof renamed, "%s/renamed_core.bin", root);
+    copy_file(OQ_ORT_LIB, renamed);
+    assert_int_equal(oq_sha256_file(renamed, sha, NULL), OQ_OK);
+    oq_runtime *first = NULL, *rt = NULL;
+    assert_int_equal(oq_runtime_load(OQ_ORT_LIB, &first, NULL), OQ_OK);
+    assert_int_equal(oq_runtime_load(renamed, &rt, NULL), OQ_OK);
+    oq_evidence_opts o = {.skip_shadowing = 1};
+    oq_evidence *ev = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_evidence_collect(rt, &o, &ev, &err), OQ_OK);
+    int grouped = 0;
+    for (size_t i = 0; i < ev->n_libs; i++)
+        if (!strcmp(ev->libs[i].path, renamed)) grouped = ev->libs[i].group == OQ_LIB_ORT;
+    assert_true(grouped);
+    assert_string_equal(oq_evidence_ort_lib_sha256(ev), sha);
+    assert_int_equal(oq_evidence_warning_count(ev), 1);
+    const char *w = oq_evidence_warning(ev, 0);
+    char loaded[PATH_MAX + 32];
+    snprintf(loaded, sizeof loaded, "%s (the one loaded)", renamed);
+    assert_non_null(strstr(w, "2 ONNX Runtime libraries mapped in this process: "));
+    assert_non_null(strstr(w, loaded));
+    assert_null(oq_evidence_warning(ev, 1));
+    size_t n = 0;
+    const oq_kv *kv = oq_evidence_loader_env(ev, &n);
+    assert_int_equal(n, 2);
+    assert_string_equal(kv[0].key, "LD_PRELOAD");
+    assert_string_equal(kv[1].key, "LD_LIBRARY_PATH");
+    oq_evidence_free(ev);
+    oq_runtime_free(rt);
+    oq_runtime_free(first);
+}
+
 static void test_gpu_probe_never_fails(void **state)
 {
     (void)state;
@@ -427,6 +506,8 @@ int main(void)
         cmocka_unit_test(test_default_roots_exist),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_loaded_libs_see_ort),
+        cmocka_unit_test(test_loaded_libs_relative_name),
+        cmocka_unit_test(test_ort_core_of_any_name),
         cmocka_unit_test(test_gpu_probe_never_fails),
         cmocka_unit_test(test_host_probe),
         cmocka_unit_test(test_cwd_check),
