@@ -514,7 +514,9 @@ OQ_API int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n);
 typedef enum oq_bench_match {
     OQ_BENCH_MATCH_OK = 0,     /* compared, within every limit */
     OQ_BENCH_MATCH_REGRESSED,  /* compared, a ratio above its limit */
-    OQ_BENCH_MATCH_UNTIMED,    /* in both, but one of them has no timings (not ok there) */
+    OQ_BENCH_MATCH_UNTIMED,    /* in both, but no limited statistic could be compared: one of them
+                                  has no timings (not ok there), or each such statistic is 0 or
+                                  absent on one side */
     OQ_BENCH_MATCH_NEW,        /* in this run only */
     OQ_BENCH_MATCH_MISSING     /* in the baseline only */
 } oq_bench_match;
@@ -528,6 +530,11 @@ typedef struct oq_bench_row_ratio {
     double new_ms[OQ_BENCH_MAX_LIMITS];  /* and new/old (NAN where not compared) */
     double ratio[OQ_BENCH_MAX_LIMITS];
 } oq_bench_row_ratio;
+/* Why limit k of a matched row (ok, regressed, untimed) was not compared: "absent in the
+ * baseline", "not a positive time in the baseline" (0 there), "not timed here"; NULL when it
+ * was, or for a new or missing row. Any compared ratio over its limit regresses the row,
+ * whatever its other statistics. */
+OQ_API const char *oq_bench_ratio_why(const oq_bench_row_ratio *e, size_t k);
 
 typedef struct oq_bench_comparison {
     char file[4096];      /* the baseline, as given */

@@ -306,22 +306,32 @@ static long find(const oq_bench_baseline *b, const unsigned char *used, const ch
     return -1;
 }
 
-/* A matched row: per limit old, new and their ratio; regressed when a ratio is above
- * 1 + pct/100; untimed when a statistic is missing (or 0) on either side. */
+const char *oq_bench_ratio_why(const oq_bench_row_ratio *e, size_t k)
+{
+    if (!e || k >= OQ_BENCH_MAX_LIMITS || e->match == OQ_BENCH_MATCH_NEW || e->match == OQ_BENCH_MATCH_MISSING ||
+        !isnan(e->ratio[k]))
+        return NULL;
+    if (isnan(e->old_ms[k])) return "absent in the baseline";
+    if (!(e->old_ms[k] > 0) || !isfinite(e->old_ms[k])) return "not a positive time in the baseline";
+    return "not timed here";
+}
+
+/* A matched row: per limit old, new and their ratio, where both are times (a statistic 0 or
+ * absent on one side is not compared: oq_bench_ratio_why). Any ratio above 1 + pct/100
+ * regresses the row, whatever the other statistics; a row with no limited statistic compared
+ * is untimed, never ok. */
 static void judge(oq_bench_row_ratio *e, const oq_bench_row *r, const base_row *old, const oq_bench_limits *lim)
 {
-    e->match = OQ_BENCH_MATCH_OK;
+    size_t compared = 0, over = 0;
     for (size_t k = 0; k < lim->n; k++) {
         e->old_ms[k] = old->stat[stat_index(lim->limit[k].stat)];
         e->new_ms[k] = r->n_samples ? stat_value(&r->stats, lim->limit[k].stat) : NAN;
-        if (!(e->old_ms[k] > 0) || !isfinite(e->new_ms[k])) {
-            e->match = OQ_BENCH_MATCH_UNTIMED;
-            continue;
-        }
+        if (!(e->old_ms[k] > 0) || !isfinite(e->old_ms[k]) || !isfinite(e->new_ms[k])) continue;
         e->ratio[k] = e->new_ms[k] / e->old_ms[k];
-        if (e->ratio[k] > 1 + lim->limit[k].pct / 100 && e->match == OQ_BENCH_MATCH_OK)
-            e->match = OQ_BENCH_MATCH_REGRESSED;
+        compared++;
+        over += e->ratio[k] > 1 + lim->limit[k].pct / 100;
     }
+    e->match = over ? OQ_BENCH_MATCH_REGRESSED : compared ? OQ_BENCH_MATCH_OK : OQ_BENCH_MATCH_UNTIMED;
 }
 
 static void count(oq_bench_comparison *c, oq_bench_match m)

@@ -50,6 +50,31 @@ page = open(d + "/report.html").read()
 assert 'id="baseline"' in page and "regressed" in page and "half.json" in page, "no baseline in the page"
 PYEOF
 
+# QA hostile3 #3: p50 regressed (the baseline says 1e-6 ms) while p99 is 0 or absent there: the row
+# is regressed, not untimed, whatever the order of the limits, and the p99 left out is said
+$PY - "$T/r1/summary.json" "$T/odd" <<'PYEOF'
+import json, sys
+for how in ("zero", "absent"):
+    s = json.load(open(sys.argv[1]))
+    st = s["results"][0]["stats_ms"]
+    st["p50"] = 1e-6
+    if how == "zero": st["p99"] = 0
+    else: del st["p99"]
+    json.dump(s, open(sys.argv[2] + "_" + how + ".json", "w"))
+PYEOF
+for how in "zero p50=10%,p99=10% not a positive time in the baseline" "absent p99=10%,p50=10% absent in the baseline"; do
+    set -- $how
+    lim=$2 why="${how#* * }"
+    "$Q" "${B[@]}" --outdir "$T/o_$1" --baseline "$T/odd_$1.json" --max-slowdown "$lim" >"$T/o_$1.log" 2>&1
+    rc=$?
+    [ $rc = 1 ] && grep -q "^regressed .*seq_len=64 .*(p99 not compared: $why)" "$T/o_$1.log" &&
+        grep -q "1 compared, 1 regressed, 0 untimed" "$T/o_$1.log" && ok "p99 $1 in the baseline: p50's regression stands" ||
+        bad "p99 $1, $lim: exit $rc: $(cat "$T/o_$1.log")"
+    $PY -c "import json,sys; s=json.load(open(sys.argv[1])); r=s['baseline']['rows'][0]['stats']
+assert s['exit_status'] == 1 and r['p99']['not_compared'] == sys.argv[2] and r['p50']['not_compared'] is None, r" \
+        "$T/o_$1/summary.json" "$why" && ok "summary.json: p99 not compared, said" || bad "o_$1/summary.json"
+done
+
 # nothing matched (another thread count): not green, whatever --allow-skip
 expect 1 "untested: no row was compared with the baseline" \
     "$Q" "${B[@]}" --threads 2 --outdir "$T/r4" --baseline "$T/r1/summary.json" --allow-skip
