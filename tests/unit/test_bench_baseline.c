@@ -13,7 +13,11 @@
 #include <cmocka.h>
 
 #include "bench/bench-impl.h"
+#include "core/core-impl.h"
 #include "ortqual/bench.h"
+#include "ortqual/export.h"
+#include "ortqual/fileio.h"
+#include "ortqual/graph.h"
 
 #include "testutil.h"
 
@@ -328,6 +332,90 @@ static void test_statistics_not_compared(void **state)
     fixture_close(&x);
 }
 
+/* A --model sweep's summary of model `path` (SHA-256 `sha`, NULL: none recorded), one row. */
+static oq_bench_baseline *model_baseline(const char *dir, const char *path, const char *sha)
+{
+    char file[4200], sha_item[128] = "";
+    snprintf(file, sizeof file, "%s/model_baseline.json", dir);
+    if (sha) snprintf(sha_item, sizeof sha_item, ",\"model_sha256\":\"%s\"", sha);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schema\":\"ortqual.bench/2\",\"mode\":\"model\",\"config\":{\"model\":\"%s\"%s},\"results\":[",
+            path, sha_item);
+    json_row(f, "cpu:model:fp32", 16, 1, 1.0, 1);
+    fprintf(f, "]}\n");
+    fclose(f);
+    oq_bench_baseline *b = NULL;
+    oq_err e = OQ_ERR_INIT;
+    assert_int_equal(oq_bench_baseline_read(file, &b, &e), OQ_OK);
+    return b;
+}
+
+/* QA hostile3 #4: a --model run compared with another model's baseline (1 compared, none
+ * regressed). The check before the sweep refuses it, naming both files and SHA-256 prefixes,
+ * and the identity carries the model, so rows of two models never match. */
+static void test_another_model_never_matches(void **state)
+{
+    (void)state;
+    fixture x;
+    oq_err e = OQ_ERR_INIT;
+    fixture_open(&x, 1);
+    char here[4200], sha[65];
+    snprintf(here, sizeof here, "%s/here.onnx", x.dir);
+    oq_sdpa_config sc;
+    oq_sdpa_config_default(&sc);
+    oq_graph *g = NULL;
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_export_sdpa(&sc, &g, &e), OQ_OK);
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, &e), OQ_OK);
+    assert_int_equal(oq_write_file_atomic(here, buf, n, 1, &e), OQ_OK);
+    oq_sha256_buf(buf, n, sha);
+    free(buf);
+    oq_graph_free(g);
+    const char *other = "a1a0006dd5a5c3d7aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    oq_bench_baseline *b = model_baseline(x.dir, "/there/slow.onnx", other);
+    x.o.model_path = here;
+    assert_int_equal(oq_bench_baseline_check_model(b, &x.o, &e), OQ_ERR_INVALID_ARG);
+    char want[8400];
+    snprintf(want, sizeof want, "%s/model_baseline.json: another model: sha256 a1a0006dd5a5 (/there/slow.onnx) in "
+                                "the baseline, %.12s (%s) here", x.dir, sha, here);
+    assert_string_equal(e.msg, want);
+    /* compared anyway (a library caller that skips the check): new and missing, not green */
+    make_row(&x.r[0], 16, 1, 1.0);
+    snprintf(x.r[0].variant.name, sizeof x.r[0].variant.name, "cpu:model:fp32"); /* as the baseline reads it */
+    snprintf(x.rows.model_sha256, sizeof x.rows.model_sha256, "%s", sha);
+    assert_int_equal(oq_bench_compare(&x.rows, b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->compared, 0);
+    assert_int_equal(x.rows.baseline->added, 1);
+    assert_int_equal(x.rows.baseline->missing, 1);
+    assert_non_null(strstr(x.rows.baseline->entries[0].key, " model="));
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "untested");
+    oq_bench_baseline_free(b);
+    /* the same model (another path): checked and compared */
+    b = model_baseline(x.dir, "/there/copy.onnx", sha);
+    assert_int_equal(oq_bench_baseline_check_model(b, &x.o, &e), OQ_OK);
+    assert_int_equal(oq_bench_compare(&x.rows, b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->compared, 1);
+    oq_bench_baseline_free(b);
+    /* no SHA-256 recorded: cannot be told to be this model */
+    b = model_baseline(x.dir, "/there/copy.onnx", NULL);
+    assert_int_equal(oq_bench_baseline_check_model(b, &x.o, &e), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "records no model_sha256 for its model '/there/copy.onnx'"));
+    /* a model's baseline for the attention sweep, and the attention sweep's for a model */
+    x.o.model_path = NULL;
+    assert_int_equal(oq_bench_baseline_check_model(b, &x.o, &e), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "a model's timings, and this run is the attention sweep"));
+    assert_int_equal(oq_bench_baseline_check_model(x.b, &x.o, &e), OQ_OK);
+    x.o.model_path = here;
+    assert_int_equal(oq_bench_baseline_check_model(x.b, &x.o, &e), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "the attention sweep's timings, and this run is a model's"));
+    oq_bench_baseline_free(b);
+    fixture_close(&x);
+}
+
 static void test_baseline_refused(void **state)
 {
     (void)state;
@@ -370,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_untimed_and_failed_rows),
         cmocka_unit_test(test_regression_not_hidden_by_a_missing_statistic),
         cmocka_unit_test(test_statistics_not_compared),
+        cmocka_unit_test(test_another_model_never_matches),
         cmocka_unit_test(test_baseline_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
