@@ -542,10 +542,10 @@ typedef struct oq_bench_row_ratio {
     double new_ms[OQ_BENCH_MAX_LIMITS];  /* and new/old (NAN where not compared) */
     double ratio[OQ_BENCH_MAX_LIMITS];
 } oq_bench_row_ratio;
-/* Why limit k of a matched row (ok, regressed, untimed) was not compared: "absent in the
- * baseline", "not a positive time in the baseline" (0 there), "not timed here"; NULL when it
- * was, or for a new or missing row. Any compared ratio over its limit regresses the row,
- * whatever its other statistics. */
+/* Why limit k (k < the comparison's limits.n) of a matched row (ok, regressed, untimed) was not
+ * compared: "absent in the baseline", "not a positive time in the baseline" (0 there), "not
+ * timed here"; NULL when it was, or for a new or missing row. Any compared ratio over its limit
+ * regresses the row, whatever its other statistics. */
 OQ_API const char *oq_bench_ratio_why(const oq_bench_row_ratio *e, size_t k);
 
 typedef struct oq_bench_comparison {
