@@ -105,15 +105,30 @@ static oq_status same_build(const json_t *prov, const char *ort_file, char ort_s
     return st;
 }
 
+/* The session options as ORT runs them: its default graph optimization level is every
+ * optimization (-1 = 99), so a level spelt out as 99 is the session the default made. The one
+ * place levels are made comparable: both sides of same_session go through it. */
+static json_t *as_run(const json_t *session)
+{
+    json_t *s = json_deep_copy(session);
+    const json_t *g = json_object_get(s, "graph_opt");
+    if (s && json_is_integer(g) && json_integer_value(g) == OQ_GRAPH_OPT_DEFAULT)
+        json_object_set_new(s, "graph_opt", json_integer(OQ_GRAPH_OPT_ALL));
+    return s;
+}
+
 /* Whether `o` runs the session options `prov` was saved with; a file saved before they were
  * recorded (2026-12-06) is taken as saved with these (refused as it was). */
 static int same_session(const oq_validate_opts *o, const json_t *prov)
 {
-    const json_t *saved = json_object_get(prov, "session");
-    if (!saved) return 1;
-    json_t *now = session_json(o->threads, o->graph_opt, o->n_session_configs, o->session_config_keys,
-                               o->session_config_values, o->n_ep_options, o->ep_option_keys, o->ep_option_values);
-    int same = !now || json_equal(saved, now); /* out of memory: as before, refused */
+    const json_t *recorded = json_object_get(prov, "session");
+    if (!recorded) return 1;
+    json_t *given = session_json(o->threads, o->graph_opt, o->n_session_configs, o->session_config_keys,
+                                 o->session_config_values, o->n_ep_options, o->ep_option_keys, o->ep_option_values);
+    json_t *saved = as_run(recorded), *now = given ? as_run(given) : NULL;
+    int same = !saved || !now || json_equal(saved, now); /* out of memory: as before, refused */
+    json_decref(given);
+    json_decref(saved);
     json_decref(now);
     return same;
 }
