@@ -11,6 +11,7 @@
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "ortqual/events.h"
+#include "fileio/fileio-impl.h"
 #include "inspect/inspect-impl.h"
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
@@ -323,6 +324,23 @@ static void expected_path(const oq_validate_opts *o, size_t k, char *path, size_
     snprintf(path, n, "%s/expected_%0*zu.npz", o->outdir, oq_batch_digits(o->n_input_files), k);
 }
 
+/* The comment of `src` (saved outputs' provenance, validate --save-outputs) set on its run-folder
+ * copy `copy`: the folder keeps who saved what it was judged against. */
+static oq_status keep_comment(const char *src, const char *copy, oq_err *err)
+{
+    char *comment = NULL;
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    oq_status st = oq_npz_comment_read(src, &comment, err);
+    if (st || !comment) return st;
+    st = oq_read_file(copy, &buf, &n, err);
+    if (!st) st = oq_npz_set_comment(&buf, &n, comment, err);
+    if (!st) st = oq_replace_file_nosync(copy, buf, n, err);
+    free(buf);
+    free(comment);
+    return st;
+}
+
 /* The batch's saved outputs, checked and written to outdir: from the one read `f` of its own file
  * (an io.npz), else from its expected_files entry, read once too (its SHA-256 recorded). */
 static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *sig, size_t k, oq_batch_inputs *in,
@@ -345,6 +363,7 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
         memcpy(bi->expected_source_sha256, e.sha256, sizeof bi->expected_source_sha256);
     }
     oq_user_file_clear(&e);
+    if (!st) st = keep_comment(src, path, err);
     return st ? st : oq_sha256_file(path, bi->expected_sha256, err);
 }
 

@@ -623,6 +623,8 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
 {
     r->status = OQ_VERDICT_REFERENCE;
     r->reported = 1;
+    oq_status st = oq_validate_saved_by(c->o, &r->saved_by, err);
+    if (st) return st;
     char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
     FILE *f = oq_fopen_scratch(path);
@@ -1675,6 +1677,7 @@ static oq_status run_all(run_ctx *c, oq_err *err)
             else st = run_config(c, k, &ref_ok, err);
         }
     if (!st && oq_shard_is_run(o)) st = oq_shard_runtimes(c->s, c->ort, err);
+    if (!st) st = oq_validate_saved_by_compare(c->s->configs, c->s->n_configs, err);
     return st ? st : write_outputs(c, err);
 }
 
