@@ -174,8 +174,10 @@ oq_status oq_validate_saved_by(const oq_validate_opts *o, char **saved_by, oq_er
     *saved_by = NULL;
     if (!o->n_input_files) return OQ_OK;
     const char *file = o->n_expected_files ? o->expected_files[0] : o->input_files[0];
+    char copy[4096]; /* the run folder's copy keeps the comment: the user's file is read once */
+    oq_validate_expected_path(o, 0, copy, sizeof copy);
     json_t *prov = NULL;
-    oq_status st = provenance_of(file, &prov, err);
+    oq_status st = access(copy, F_OK) ? OQ_OK : provenance_of(copy, &prov, err);
     if (st || !prov) return st;
     static const char *const keys[] = {"config", "provider", "ort_version", "ort_library", "ort_library_sha256"};
     json_t *j = json_pack("{s:o}", "file", oq_json_text(file));

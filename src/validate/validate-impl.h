@@ -585,7 +585,10 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, st
 typedef struct oq_user_file {
     struct oq_npz *z;
     char sha256[65];
+    char *comment; /* the archive's comment (saved outputs' provenance), NULL: none */
 } oq_user_file;
+/* Where batch k's `expected` outputs are written: outdir/expected_NNN.npz. */
+void oq_validate_expected_path(const oq_validate_opts *o, size_t k, char *path, size_t n);
 oq_status oq_user_file_read(const char *path, oq_user_file *f, oq_err *err);
 void oq_user_file_clear(oq_user_file *f);
 /* Before any model runs: each output's mask axes told for this batch from its declared shape,
