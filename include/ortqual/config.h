@@ -62,7 +62,9 @@ typedef struct oq_config {
     oq_kernel kernel;
 } oq_config;
 
-/* Parse and check one configuration; errors name the field and list the choices. */
+/* Parse and check one configuration; errors name the field and list the choices. A label,
+ * "CONFIG@LABEL", names a configuration apart from another that runs the same one (a replay's
+ * reference on another ONNX Runtime build: "cpu:model:fp32@reference"); the name keeps it. */
 OQ_API oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err);
 
 /* One source of truth: a configuration is what oq_config_parse gives for its name. OQ_OK when

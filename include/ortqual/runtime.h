@@ -197,6 +197,16 @@ OQ_API int oq_graph_opt_level(oq_graph_opt g);
 /* The choice for ORT's number (-1, 0, 1, 2, 99); -1 for any other number. */
 OQ_API int oq_graph_opt_from_level(int level);
 
+/* A session config entry (oq_session_opts.session_config_keys/values) checked against the keys
+ * of onnxruntime_session_options_config_keys.h in the ONNX Runtime headers ortqual is built with:
+ * ORT stores any entry and reads only the keys it knows, so a misspelt key, or a value outside its
+ * key's domain ("maybe" for a "0"/"1" switch), changes nothing and says nothing. Either is
+ * OQ_ERR_INVALID_ARG naming the key (and the known key closest to an unknown one, or the values
+ * the key takes). A key newer ORT builds added is refused as unknown too. */
+OQ_API oq_status oq_session_config_check(const char *key, const char *value, oq_err *err);
+/* The i-th key oq_session_config_check knows; NULL past the last. */
+OQ_API const char *oq_session_config_key(size_t i);
+
 /* Zeroed: CPU, ORT's defaults, no profiling. */
 typedef struct oq_session_opts {
     const char *ep;              /* "cpu" (default when NULL), "cuda", or any plugin EP name */

@@ -468,6 +468,11 @@ typedef struct oq_config_result {
     oq_config_shard *shards;      /* then hold sums over them, memory the largest) */
     size_t n_cache_ignored;       /* the reference: every cache entry found bad and recomputed */
     oq_cache_ignored *cache_ignored; /* (cache_warning names the first and counts the others) */
+    char *saved_by;               /* the `expected` reference: who saved its outputs, as JSON text
+                                     (summary.json's configs[0].saved_by: the first file's config,
+                                     provider, ort_version, ort_library, ort_library_sha256 and
+                                     path, "same_ort": the ORT under test is that build); NULL:
+                                     its files record none */
 } oq_config_result;
 
 /* What the run as a whole says (docs/verdicts.md). */

@@ -281,6 +281,28 @@ static const char *graph_opt_note(oq_graph_opt g)
     return (unsigned)g < sizeof names / sizeof *names ? names[g] : "";
 }
 
+/* Who saved the outputs the `expected` reference is made of (their provenance), and whether the
+ * ORT under test (`ran`, NULL: none ran) is another build. */
+static const char *j_str(const json_t *j, const char *key, const char *none)
+{
+    const char *v = json_string_value(json_object_get(j, key));
+    return v ? v : none;
+}
+
+static void print_saved_by(const oq_config_result *c, const oq_config_result *ran)
+{
+    json_t *j = c->saved_by ? json_loads(c->saved_by, 0, NULL) : NULL;
+    if (!j) return;
+    const char *version = j_str(j, "ort_version", "?"), *sha = j_str(j, "ort_library_sha256", "");
+    printf("    saved by ONNX Runtime %s (%s%s%.12s) as %s on %s\n", oq_cli_shown(version),
+           oq_cli_shown(j_str(j, "ort_library", "?")), *sha ? ", sha256 " : "", sha,
+           oq_cli_shown(j_str(j, "config", "?")), oq_cli_shown(j_str(j, "provider", "?")));
+    if (ran && json_is_false(json_object_get(j, "same_ort")))
+        printf("    note: saved by ONNX Runtime %s, replayed on %s (%s): another build\n", oq_cli_shown(version),
+               oq_cli_shown(ran->ort_version), oq_cli_shown(ran->ort_library));
+    json_decref(j);
+}
+
 /* The worst output of a configuration across batches, and its timing. */
 /* The warnings of the evidence the configuration's worker recorded (more than one ONNX Runtime
  * core mapped): in summary.json, and said where the row is read. */
@@ -348,8 +370,12 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
            "max|err|", "median ms", "p90 ms", "first ms");
     int counts[OQ_VERDICT_REFERENCE + 1] = {0};
     const oq_config_result *ref = NULL;
+    const oq_config_result *ran = NULL; /* the first configuration that ran ORT */
+    for (size_t i = 1; i < s->n_configs && !ran; i++)
+        if (s->configs[i].ort_version) ran = &s->configs[i];
     for (size_t i = 0; i < s->n_configs; i++) {
         config_row(&s->configs[i], i == 0 && s->cache_shared ? s->cache_group : NULL);
+        print_saved_by(&s->configs[i], ran);
         /* the counts are of the configurations under test, as report.html's */
         if (s->configs[i].is_reference) ref = ref ? ref : &s->configs[i];
         else counts[s->configs[i].status]++;

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "ortqual/fileio.h"
+#include "ortqual/runtime.h"
 
 /* Split "NAME=VALUE" into two new strings. */
 static int split_pair(const char *arg, const char *what, char **k, char **v)
@@ -115,6 +116,14 @@ int oq_cli_runtime_session_config(const oq_opt *o, const char *arg)
     struct oq_cli_runtime *cr = o->ctx;
     char *k = NULL, *v = NULL;
     if (split_pair(arg, "session-config", &k, &v)) return -1;
+    oq_err e = {0};
+    char said[OQ_ERR_MSG_MAX + 64];
+    if (oq_session_config_check(k, v, &e)) { /* ORT would store it unread: a silent no-op */
+        oq_cli_error("%s", oq_cli_terms(e.msg, said, sizeof said));
+        free(k);
+        free(v);
+        return -1;
+    }
     return push_pair(&cr->session_config_keys, &cr->session_config_values, &cr->n_session_configs, k, v);
 }
 

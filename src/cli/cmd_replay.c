@@ -114,7 +114,12 @@ static int make_configs(struct replay_args *a)
                         "run; leave it out, or judge against ORT CPU", unused);
         return -1;
     }
-    if (oq_config_parse(strcmp(ref, "cpu") ? "expected" : "cpu:model:fp32", &a->configs[0], &e)) return -1;
+    /* ORT CPU of another build: the same configuration by name, told apart by a label (summary.json,
+     * validate.csv and JUnit name each configuration once) */
+    const char *ref_config = strcmp(ref, "cpu")           ? "expected"
+                             : a->o.reference_ort_lib ? "cpu:model:fp32@reference"
+                                                      : "cpu:model:fp32";
+    if (oq_config_parse(ref_config, &a->configs[0], &e)) return -1;
     snprintf(text, sizeof text, "%s:model:%s", a->cr.ep ? a->cr.ep : "cpu", prec);
     if (oq_config_parse(text, &a->configs[1], &e)) {
         oq_cli_error_in("replay", "%s", e.msg);

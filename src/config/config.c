@@ -94,10 +94,32 @@ static oq_status check_combination(const oq_config *c, const char *text, oq_err 
     return OQ_OK;
 }
 
+/* "CONFIG@LABEL": CONFIG, its name carrying the label (letters, digits, '.', '_', '-'). */
+static oq_status labelled(const char *text, const char *at, oq_config *out, oq_err *err)
+{
+    char base[OQ_CONFIG_NAME_MAX];
+    const char *label = at + 1;
+    size_t n = strlen(label);
+    if (!n || n > 31 || strspn(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "config '%s': a label after '@' is 1 to 31 letters, digits, '.', '_' or '-'", text);
+    snprintf(base, sizeof base, "%.*s", (int)(at - text), text);
+    oq_status st = oq_config_parse(base, out, err);
+    if (st) return st;
+    char name[OQ_CONFIG_NAME_MAX + 40];
+    snprintf(name, sizeof name, "%s@%s", out->name, label);
+    if (strlen(name) >= sizeof out->name)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%.40s...': too long", text);
+    strcpy(out->name, name);
+    return OQ_OK;
+}
+
 oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err)
 {
     OQ_NEED(err, text);
     OQ_NEED(err, out);
+    const char *at = strchr(text, '@');
+    if (at) return labelled(text, at, out, err);
     char copy[OQ_CONFIG_NAME_MAX], choices[128];
     char *f[5] = {0};
     memset(out, 0, sizeof *out);

@@ -28,6 +28,9 @@ oq_status oq_npz_set_comment(unsigned char **buf, size_t *len, const char *comme
  * file is no archive, which its reader says). OQ_ERR_IO when the file cannot be read or is not a
  * regular file (a FIFO is refused, not waited on). */
 oq_status oq_npz_comment_read(const char *path, char **comment, oq_err *err);
+/* The comment of the archive in b[0..n) (malloc'ed into *comment, NULL when none); 0 when out of
+ * memory. */
+int oq_npz_comment_of(const unsigned char *b, size_t n, char **comment);
 
 /* oq_npz_parse's fast path, the same arguments: a plain archive (one disk, no ZIP64, every
  * member stored, headers that agree, all inside `buf`) read straight from `buf`, each member's

@@ -1104,6 +1104,22 @@ oq_status oq_npz_set_comment(unsigned char **buf, size_t *len, const char *comme
     return OQ_OK;
 }
 
+int oq_npz_comment_of(const unsigned char *b, size_t n, char **comment)
+{
+    *comment = NULL;
+    /* the last end record whose comment ends the bytes, as plain_find_end reads it */
+    for (size_t at = n >= END_RECORD ? n - END_RECORD + 1 : 0; at-- > 0;) {
+        size_t c = get16(b + at + 20);
+        if (get32(b + at) != END_SIG || at + END_RECORD + c != n) continue;
+        if (c && (*comment = malloc(c + 1))) {
+            memcpy(*comment, b + at + END_RECORD, c);
+            (*comment)[c] = '\0';
+        }
+        return !c || *comment;
+    }
+    return 1;
+}
+
 oq_status oq_npz_comment_read(const char *path, char **comment, oq_err *err)
 {
     *comment = NULL;
@@ -1122,18 +1138,7 @@ oq_status oq_npz_comment_read(const char *path, char **comment, oq_err *err)
         free(b);
         return oq_err_set(err, OQ_ERR_IO, "%s: cannot read it: %s", path, got < 0 ? strerror(saved) : "it shrank");
     }
-    int ok = 1;
-    /* the last end record whose comment ends the file, as plain_find_end reads it */
-    for (size_t at = want >= END_RECORD ? want - END_RECORD + 1 : 0; at-- > 0;) {
-        size_t c = get16(b + at + 20);
-        if (get32(b + at) != END_SIG || at + END_RECORD + c != want) continue;
-        if (c && (*comment = malloc(c + 1))) {
-            memcpy(*comment, b + at + END_RECORD, c);
-            (*comment)[c] = '\0';
-        }
-        ok = !c || *comment;
-        break;
-    }
+    int ok = oq_npz_comment_of(b, want, comment);
     free(b);
     return ok ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }

@@ -388,6 +388,26 @@ static void expected_files(oq_sb *b, const oq_vd *d)
     oq_sb_puts(b, "</ul>\n</div>\n");
 }
 
+/* Who saved the outputs the `expected` reference is made of (their .npz comment), and whether the
+ * ORT under test (the first configuration's that ran ORT) is another build. */
+static void saved_by(oq_sb *b, const json_t *c, const json_t *configs)
+{
+    const json_t *s = json_object_get(c, "saved_by"), *ort = NULL, *k;
+    size_t i;
+    if (!s) return;
+    json_array_foreach(configs, i, k) if (!ort && i) ort = json_object_get(k, "onnxruntime");
+    oq_sb_puts(b, "<p class=\"saved-by\">Saved by ONNX Runtime ");
+    oq_sb_escf(b, "%s (%s", oq_j_str(s, "ort_version", "?"), oq_j_str(s, "ort_library", "?"));
+    if (*oq_j_str(s, "ort_library_sha256", "")) oq_sb_escf(b, ", SHA-256 %s", oq_j_str(s, "ort_library_sha256", ""));
+    oq_sb_escf(b, ") as %s on %s", oq_j_str(s, "config", "?"), oq_j_str(s, "provider", "?"));
+    if (ort && json_is_false(json_object_get(s, "same_ort")))
+        oq_sb_escf(b, "; replayed on ONNX Runtime %s (%s): another build", oq_j_str(ort, "version", "?"),
+                   oq_j_str(ort, "library", "?"));
+    else if (ort && json_is_true(json_object_get(s, "same_ort")))
+        oq_sb_puts(b, "; replayed on the same build");
+    oq_sb_puts(b, ".</p>\n");
+}
+
 static void worker_lines(oq_sb *b, const json_t *c)
 {
     const json_t *w = json_object_get(c, "worker");
@@ -439,6 +459,7 @@ static void config_details(oq_sb *b, const json_t *configs, const oq_vd *d)
         }
         if (json_object_get(c, "refusal"))
             oq_html_refusal(b, json_object_get(c, "refusal"), oq_j_str(json_object_get(c, "refusal"), "raw", NULL));
+        if (is_expected(c)) saved_by(b, c, configs);
         if (is_expected(c)) expected_files(b, d);
         worker_lines(b, c);
         padding_notes(b, &d->configs[i]);

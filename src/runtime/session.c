@@ -110,6 +110,7 @@ static oq_status build_options(oq_runtime *rt, const oq_session_opts *o, OrtSess
         if (!k || !v)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_session_create: opts->session_config_%s[%zu] is NULL",
                               k ? "values" : "keys", i);
+        if ((st = oq_session_config_check(k, v, err)) != OQ_OK) return st; /* ORT would store it unread */
         char what[256];
         snprintf(what, sizeof what, "session config %s=%s", k, v);
         if ((st = oq_ort_status(rt, api->AddSessionConfigEntry(so, k, v), err, what)) != OQ_OK)

@@ -947,6 +947,7 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
     }
     if (r->cost.recorded) json_object_set_new(j, "cost", cost_json(&r->cost));
     if (r->evidence_json) json_object_set_new(j, "evidence", json_loads(r->evidence_json, 0, NULL));
+    if (r->saved_by) json_object_set_new(j, "saved_by", json_loads(r->saved_by, 0, NULL));
     if (r->dispatch.recorded) json_object_set_new(j, "dispatch", dispatch_json(&r->dispatch));
     if (r->placement.recorded) json_object_set_new(j, "placement", placement_json(&r->placement));
     json_object_set_new(j, "status", json_string(oq_verdict_name(r->status)));
@@ -1036,6 +1037,9 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     ok = ok && ep_devices_back(json_object_get(j, "ep_devices"), r);
     cost_back(json_object_get(j, "cost"), &r->cost);
     if (json_object_get(j, "evidence") && !(r->evidence_json = json_dumps(json_object_get(j, "evidence"), JSON_COMPACT)))
+        ok = 0;
+    if (json_object_get(j, "saved_by") &&
+        !(r->saved_by = json_dumps(json_object_get(j, "saved_by"), JSON_COMPACT | JSON_PRESERVE_ORDER)))
         ok = 0;
     ok = ok && dispatch_back(json_object_get(j, "dispatch"), &r->dispatch) &&
          placement_back(json_object_get(j, "placement"), &r->placement) &&

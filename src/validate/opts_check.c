@@ -173,5 +173,7 @@ oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
     if (!st)
         st = pairs("session_config_keys", o->session_config_keys, "session_config_values", o->session_config_values,
                    "n_session_configs", o->n_session_configs, err);
+    for (size_t i = 0; !st && i < o->n_session_configs; i++)
+        st = oq_session_config_check(o->session_config_keys[i], o->session_config_values[i], err);
     return st;
 }

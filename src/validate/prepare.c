@@ -11,6 +11,7 @@
 #include "ortqual/mask.h"
 #include "ortqual/npz.h"
 #include "ortqual/events.h"
+#include "fileio/fileio-impl.h"
 #include "inspect/inspect-impl.h"
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
@@ -318,9 +319,23 @@ static long batch_number(const char *path)
 
 /* The expected outputs of batch k: the --expected file paired with its inputs, or the inputs
  * file itself; written to outdir/expected_NNN.npz. */
-static void expected_path(const oq_validate_opts *o, size_t k, char *path, size_t n)
+void oq_validate_expected_path(const oq_validate_opts *o, size_t k, char *path, size_t n)
 {
     snprintf(path, n, "%s/expected_%0*zu.npz", o->outdir, oq_batch_digits(o->n_input_files), k);
+}
+
+/* The comment of the source read (saved outputs' provenance, validate --save-outputs) set on its
+ * run-folder copy `copy`: the folder keeps who saved what it was judged against. */
+static oq_status keep_comment(const char *comment, const char *copy, oq_err *err)
+{
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    if (!comment) return OQ_OK;
+    oq_status st = oq_read_file(copy, &buf, &n, err);
+    if (!st) st = oq_npz_set_comment(&buf, &n, comment, err);
+    if (!st) st = oq_replace_file_nosync(copy, buf, n, err);
+    free(buf);
+    return st;
 }
 
 /* The batch's saved outputs, checked and written to outdir: from the one read `f` of its own file
@@ -334,7 +349,7 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "expected_files: %s is paired with %s (files are matched in order; their numbers differ)",
                           src, o->input_files[k]);
-    expected_path(o, k, path, 4096);
+    oq_validate_expected_path(o, k, path, 4096);
     bi->expected = path;
     oq_user_file e = {0};
     oq_status st = o->n_expected_files ? oq_user_file_read(src, &e, err) : OQ_OK;
@@ -344,6 +359,7 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
         bi->expected_source = (char *)src;
         memcpy(bi->expected_source_sha256, e.sha256, sizeof bi->expected_source_sha256);
     }
+    if (!st) st = keep_comment(o->n_expected_files ? e.comment : f->comment, path, err);
     oq_user_file_clear(&e);
     return st ? st : oq_sha256_file(path, bi->expected_sha256, err);
 }
@@ -455,7 +471,7 @@ void oq_validate_unprepare(const oq_validate_opts *o, int expected, const oq_bat
         inputs_path(o->outdir, i, k->planned, path, sizeof path);
         unlink(path);
         if (!expected) continue;
-        expected_path(o, i, path, sizeof path);
+        oq_validate_expected_path(o, i, path, sizeof path);
         unlink(path);
     }
 }

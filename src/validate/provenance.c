@@ -105,15 +105,30 @@ static oq_status same_build(const json_t *prov, const char *ort_file, char ort_s
     return st;
 }
 
+/* The session options as ORT runs them: its default graph optimization level is every
+ * optimization (-1 = 99), so a level spelt out as 99 is the session the default made. The one
+ * place levels are made comparable: both sides of same_session go through it. */
+static json_t *as_run(const json_t *session)
+{
+    json_t *s = json_deep_copy(session);
+    const json_t *g = json_object_get(s, "graph_opt");
+    if (s && json_is_integer(g) && json_integer_value(g) == OQ_GRAPH_OPT_DEFAULT)
+        json_object_set_new(s, "graph_opt", json_integer(OQ_GRAPH_OPT_ALL));
+    return s;
+}
+
 /* Whether `o` runs the session options `prov` was saved with; a file saved before they were
  * recorded (2026-12-06) is taken as saved with these (refused as it was). */
 static int same_session(const oq_validate_opts *o, const json_t *prov)
 {
-    const json_t *saved = json_object_get(prov, "session");
-    if (!saved) return 1;
-    json_t *now = session_json(o->threads, o->graph_opt, o->n_session_configs, o->session_config_keys,
-                               o->session_config_values, o->n_ep_options, o->ep_option_keys, o->ep_option_values);
-    int same = !now || json_equal(saved, now); /* out of memory: as before, refused */
+    const json_t *recorded = json_object_get(prov, "session");
+    if (!recorded) return 1;
+    json_t *given = session_json(o->threads, o->graph_opt, o->n_session_configs, o->session_config_keys,
+                                 o->session_config_values, o->n_ep_options, o->ep_option_keys, o->ep_option_values);
+    json_t *saved = as_run(recorded), *now = given ? as_run(given) : NULL;
+    int same = !saved || !now || json_equal(saved, now); /* out of memory: as before, refused */
+    json_decref(given);
+    json_decref(saved);
     json_decref(now);
     return same;
 }
@@ -141,6 +156,76 @@ static oq_status model_identity(const char *path, char sha[65], oq_err *err)
     return st;
 }
 
+/* The provenance file `path` records (its archive's comment, oq_outputs_provenance) into *prov;
+ * NULL when it records none. */
+static oq_status provenance_of(const char *path, json_t **prov, oq_err *err)
+{
+    char *comment = NULL;
+    oq_status st = oq_npz_comment_read(path, &comment, err);
+    *prov = !st && comment && !strncmp(comment, PROVENANCE_MARK, strlen(PROVENANCE_MARK))
+                ? json_loads(comment + strlen(PROVENANCE_MARK), 0, NULL)
+                : NULL;
+    free(comment);
+    return st;
+}
+
+oq_status oq_validate_saved_by(const oq_validate_opts *o, char **saved_by, oq_err *err)
+{
+    *saved_by = NULL;
+    if (!o->n_input_files) return OQ_OK;
+    const char *file = o->n_expected_files ? o->expected_files[0] : o->input_files[0];
+    char copy[4096]; /* the run folder's copy keeps the comment: the user's file is read once */
+    oq_validate_expected_path(o, 0, copy, sizeof copy);
+    json_t *prov = NULL;
+    oq_status st = access(copy, F_OK) ? OQ_OK : provenance_of(copy, &prov, err);
+    if (st || !prov) return st;
+    static const char *const keys[] = {"config", "provider", "ort_version", "ort_library", "ort_library_sha256"};
+    json_t *j = json_pack("{s:o}", "file", oq_json_text(file));
+    for (size_t i = 0; j && i < sizeof keys / sizeof *keys; i++)
+        if (json_is_string(json_object_get(prov, keys[i])))
+            json_object_set(j, keys[i], json_object_get(prov, keys[i]));
+    json_decref(prov);
+    if (j && !(*saved_by = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    json_decref(j);
+    return j ? st : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+/* Whether the saved outputs' ORT is `r`'s: the same bytes where the file recorded its SHA-256
+ * (r's library hashed here), else the same version at the same path. */
+static oq_status same_ort_as(const json_t *saved, const oq_config_result *r, int *same, oq_err *err)
+{
+    const char *version = json_string_value(json_object_get(saved, "ort_version"));
+    const char *lib = json_string_value(json_object_get(saved, "ort_library"));
+    const char *sha = json_string_value(json_object_get(saved, "ort_library_sha256"));
+    *same = version && !strcmp(version, r->ort_version) && (sha || (lib && !strcmp(lib, r->ort_library)));
+    if (!*same || !sha) return OQ_OK;
+    char here[65];
+    oq_status st = *r->ort_library_sha256 ? (memcpy(here, r->ort_library_sha256, sizeof here), OQ_OK)
+                                          : oq_sha256_file(r->ort_library, here, err);
+    *same = !st && !strcmp(here, sha);
+    return st;
+}
+
+oq_status oq_validate_saved_by_compare(oq_config_result *configs, size_t n, oq_err *err)
+{
+    if (!n || !configs[0].saved_by) return OQ_OK;
+    size_t k = 1;
+    while (k < n && (!configs[k].ort_version || !configs[k].ort_library)) k++;
+    if (k == n) return OQ_OK; /* nothing ran ORT: nothing to compare with */
+    json_t *saved = json_loads(configs[0].saved_by, JSON_DECODE_ANY, NULL);
+    int same = 0;
+    oq_status st = saved ? same_ort_as(saved, &configs[k], &same, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    char *text = NULL;
+    if (!st && (json_object_set_new(saved, "same_ort", json_boolean(same)) ||
+                !(text = json_dumps(saved, JSON_COMPACT | JSON_PRESERVE_ORDER))))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    json_decref(saved);
+    if (st) return st;
+    free(configs[0].saved_by);
+    configs[0].saved_by = text;
+    return OQ_OK;
+}
+
 oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err)
 {
     if (!*ort_file || !o->n_configs || !oq_config_is_expected(&o->configs[0]) || !o->model_path) return OQ_OK;
@@ -149,12 +234,8 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
     char model_sha[65] = "", ort_sha[65] = "";
     oq_status st = OQ_OK;
     for (size_t i = 0; !st && i < n; i++) {
-        char *comment = NULL;
-        st = oq_npz_comment_read(files[i], &comment, err);
-        json_t *prov = !st && comment && !strncmp(comment, PROVENANCE_MARK, strlen(PROVENANCE_MARK))
-                           ? json_loads(comment + strlen(PROVENANCE_MARK), 0, NULL)
-                           : NULL;
-        free(comment);
+        json_t *prov = NULL;
+        st = provenance_of(files[i], &prov, err);
         if (prov && !*model_sha) st = model_identity(o->model_path, model_sha, err);
         int same = 0, copy = 0;
         if (prov && !st) st = same_build(prov, ort_file, ort_sha, &same, &copy, err);

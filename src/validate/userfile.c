@@ -3,6 +3,7 @@
 
 #include "ortqual/fileio.h"
 #include "ortqual/npz.h"
+#include "npz/npz-impl.h"
 #include "validate/validate-impl.h"
 
 oq_status oq_user_file_read(const char *path, oq_user_file *f, oq_err *err)
@@ -16,6 +17,7 @@ oq_status oq_user_file_read(const char *path, oq_user_file *f, oq_err *err)
     if (st) return st;
     oq_sha256_buf(buf, n, f->sha256);
     st = oq_npz_parse(buf, n, path, &f->z, err);
+    if (!st && !oq_npz_comment_of(buf, n, &f->comment)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     free(buf);
     return st;
 }
@@ -23,5 +25,6 @@ oq_status oq_user_file_read(const char *path, oq_user_file *f, oq_err *err)
 void oq_user_file_clear(oq_user_file *f)
 {
     oq_npz_free(f->z);
+    free(f->comment);
     *f = (oq_user_file){0};
 }

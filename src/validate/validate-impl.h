@@ -171,6 +171,15 @@ char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, 
  * "": not known, not judged. */
 oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err);
 
+/* What the `expected` reference records of the outputs it is made of (oq_config_result.saved_by):
+ * the first file's provenance (config, provider, ort_version, ort_library, ort_library_sha256, as
+ * its comment says) and that file, as JSON text (malloc'ed); NULL when the file records none. */
+oq_status oq_validate_saved_by(const oq_validate_opts *o, char **saved_by, oq_err *err);
+/* configs[0].saved_by told whether the first configuration that ran ORT ran the build that saved
+ * them ("same_ort"): the same bytes where the file recorded their SHA-256, else the same version
+ * and path. */
+oq_status oq_validate_saved_by_compare(oq_config_result *configs, size_t n, oq_err *err);
+
 /* The plan's strings and arrays freed, the struct zeroed. */
 void oq_validate_plan_clear(oq_validate_plan *p);
 oq_status oq_plan_add_input(oq_validate_plan *p, const char *name, const char *member, oq_err *err);
@@ -589,7 +598,10 @@ oq_status oq_signature_expected(const oq_signature *sig, oq_batch_inputs *in, st
 typedef struct oq_user_file {
     struct oq_npz *z;
     char sha256[65];
+    char *comment; /* the archive's comment (saved outputs' provenance), NULL: none */
 } oq_user_file;
+/* Where batch k's `expected` outputs are written: outdir/expected_NNN.npz. */
+void oq_validate_expected_path(const oq_validate_opts *o, size_t k, char *path, size_t n);
 oq_status oq_user_file_read(const char *path, oq_user_file *f, oq_err *err);
 void oq_user_file_clear(oq_user_file *f);
 /* Before any model runs: each output's mask axes told for this batch from its declared shape,

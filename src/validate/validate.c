@@ -633,6 +633,8 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
 {
     r->status = OQ_VERDICT_REFERENCE;
     r->reported = 1;
+    oq_status st = oq_validate_saved_by(c->o, &r->saved_by, err);
+    if (st) return st;
     char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
     FILE *f = oq_fopen_scratch(path);
@@ -1049,15 +1051,34 @@ void oq_iso_time(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* An EP library no configuration runs on is never loaded (a worker registers the one its own
+ * runtime names): given, it would leave a run on the other providers green, the library unseen. */
+static oq_status check_ep_libs(const oq_validate_opts *o, oq_err *err)
+{
+    for (size_t i = 0; i < o->n_ep_libs; i++) {
+        size_t k = 0;
+        while (k < o->n_configs && strcmp(o->configs[k].runtime, o->ep_lib_names[i])) k++;
+        if (k == o->n_configs)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "ep_libs '%s': no configuration runs on %s, so its library would never load (run a "
+                              "configuration on it, e.g. %s:model:fp32)",
+                              o->ep_lib_names[i], o->ep_lib_names[i], o->ep_lib_names[i]);
+    }
+    return OQ_OK;
+}
+
 /* Provider options go to the configurations on an execution provider other than
- * cpu (ORT's CPU EP takes none), checked against each before anything runs. */
+ * cpu (ORT's CPU EP takes none), checked against each before anything runs; so are the
+ * EP libraries, each to a configuration that runs on it. */
 static oq_status check_ep_options(const oq_validate_opts *o, oq_err *err)
 {
+    oq_status st = check_ep_libs(o, err);
+    if (st) return st;
     size_t takers = 0;
     for (size_t k = 0; o->n_ep_options && k < o->n_configs; k++) {
         if (!oq_config_on_ep(&o->configs[k])) continue;
         takers++;
-        oq_status st = oq_ep_options_validate(o->configs[k].runtime, o->n_ep_options, o->ep_option_keys,
+        st = oq_ep_options_validate(o->configs[k].runtime, o->n_ep_options, o->ep_option_keys,
                                               o->ep_option_values, err);
         if (st) return st;
     }
@@ -1685,6 +1706,7 @@ static oq_status run_all(run_ctx *c, oq_err *err)
     /* every run names its ONNX Runtime by content (a library rebuilt at the same path is another
      * build); a shard's must, for the merge */
     if (!st) st = oq_shard_runtimes(c->s, c->ort, oq_shard_is_run(o), err);
+    if (!st) st = oq_validate_saved_by_compare(c->s->configs, c->s->n_configs, err);
     return st ? st : write_outputs(c, err);
 }
 

@@ -1,0 +1,198 @@
+/* Session config entries (AddSessionConfigEntry) checked before a session is made: ORT stores any
+ * key and any value, and reads only those it knows, so a misspelt key (or "maybe" for a switch)
+ * is a silent no-op that leaves the session as it was. The keys are those of
+ * onnxruntime_session_options_config_keys.h in the headers ortqual is built with
+ * (tests/unit/test_session_config.c reads that header and checks that every key is here). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnxruntime_c_api.h"
+#include "ortqual/runtime.h"
+
+#include "status/args-impl.h"
+
+/* What a key's value may be, as the header documents it. */
+typedef enum value_kind {
+    ANY = 0,  /* a path, a name, a list: ORT's to judge */
+    SWITCH,   /* "0" or "1" */
+    INTEGER,  /* a base-10 integer */
+    LEVEL,    /* session.graph_optimization_level's names */
+    MODE,     /* session.execution_mode's names */
+    FORMAT    /* "ORT" or "ONNX" */
+} value_kind;
+
+static const struct {
+    const char *key;
+    value_kind kind;
+} keys[] = {
+    {"session.disable_prepacking", SWITCH},
+    {"session.use_env_allocators", SWITCH},
+    {"session.load_model_format", FORMAT},
+    {"session.save_model_format", FORMAT},
+    {"session.set_denormal_as_zero", SWITCH},
+    {"session.disable_quant_qdq", SWITCH},
+    {"session.disable_qdq_constant_folding", SWITCH},
+    {"session.disable_double_qdq_remover", SWITCH},
+    {"session.enable_quant_qdq_cleanup", SWITCH},
+    {"optimization.enable_gelu_approximation", SWITCH},
+    {"optimization.enable_cast_chain_elimination", SWITCH},
+    {"session.disable_aot_function_inlining", SWITCH},
+    {"optimization.memory_optimizer_config", ANY},
+    {"optimization.enable_memory_probe_recompute_config", ANY},
+    {"optimization.disable_specified_optimizers", ANY},
+    {"optimization.constant_folding_max_output_size_in_bytes", INTEGER},
+    {"session.graph_optimizations_loop_level", INTEGER},
+    {"session.use_device_allocator_for_initializers", SWITCH},
+    {"session.inter_op.allow_spinning", SWITCH},
+    {"session.intra_op.allow_spinning", SWITCH},
+    {"session.intra_op.spin_duration_us", INTEGER},
+    {"session.inter_op.spin_duration_us", INTEGER},
+    {"session.intra_op.spin_backoff_max", INTEGER},
+    {"session.inter_op.spin_backoff_max", INTEGER},
+    {"session.use_ort_model_bytes_directly", SWITCH},
+    {"session.use_ort_model_bytes_for_initializers", SWITCH},
+    {"session.use_memory_mapped_ort_model", SWITCH},
+    {"session.qdqisint8allowed", SWITCH},
+    {"session.x64quantprecision", SWITCH},
+    {"optimization.minimal_build_optimizations", ANY},
+    {"ep.nnapi.partitioning_stop_ops", ANY},
+    {"session.dynamic_block_base", INTEGER},
+    {"session.force_spinning_stop", SWITCH},
+    {"session.strict_shape_type_inference", SWITCH},
+    {"session.allow_released_opsets_only", SWITCH},
+    {"session.node_partition_config_file", ANY},
+    {"session.intra_op_thread_affinities", ANY},
+    {"session.debug_layout_transformation", SWITCH},
+    {"session.disable_cpu_ep_fallback", SWITCH},
+    {"session.optimized_model_external_initializers_file_name", ANY},
+    {"session.optimized_model_external_initializers_min_size_in_bytes", INTEGER},
+    {"session.model_external_initializers_file_folder_path", ANY},
+    {"session.save_external_prepacked_constant_initializers", SWITCH},
+    {"session.collect_node_memory_stats_to_file", ANY},
+    {"session.resource_cuda_partitioning_settings", ANY},
+    {"session.layer_assignment_settings", ANY},
+    {"session.name_based_layer_assignment", ANY},
+    {"session.max_shape_override", ANY},
+    {"ep.context_enable", SWITCH},
+    {"ep.context_file_path", ANY},
+    {"ep.context_embed_mode", SWITCH},
+    {"ep.context_node_name_prefix", ANY},
+    {"ep.share_ep_contexts", SWITCH},
+    {"ep.stop_share_ep_contexts", SWITCH},
+    {"ep.context_model_external_initializers_file_name", ANY},
+    {"session.compile_only", SWITCH},
+    {"mlas.enable_gemm_fastmath_arm64_bfloat16", SWITCH},
+    {"mlas.use_lut_gemm", SWITCH},
+    {"mlas.disable_kleidiai", SWITCH},
+    {"mlas.kleidiai.conv_igemm_max_work", INTEGER},
+    {"session.qdq_matmulnbits_accuracy_level", INTEGER},
+    {"session.qdq_matmulnbits_block_size", INTEGER},
+    {"session.enable_dq_matmulnbits_fusion", SWITCH},
+    {"ep.dynamic.workload_type", ANY},
+    {"session.disable_model_compile", SWITCH},
+    {"session.fail_on_suboptimal_compiled_model", SWITCH},
+    {"ep.dynamic.qnn_htp_performance_mode", ANY},
+    {"session.record_ep_graph_assignment_info", SWITCH},
+    {"ep.enable_weightless_ep_context_nodes", SWITCH},
+    {"ep.enable_weightless", SWITCH},
+    {"ep.context_source_model_path", ANY},
+    {"session.intra_op_num_threads", INTEGER},
+    {"session.inter_op_num_threads", INTEGER},
+    {"session.enable_cpu_mem_arena", SWITCH},
+    {"session.enable_mem_pattern", SWITCH},
+    {"session.log_id", ANY},
+    {"session.log_severity_level", INTEGER},
+    {"session.log_verbosity_level", INTEGER},
+    {"session.enable_profiling", ANY},
+    {"session.graph_optimization_level", LEVEL},
+    {"session.optimized_model_filepath", ANY},
+    {"session.execution_mode", MODE},
+    {"session.use_per_session_threads", SWITCH},
+    {"session.use_deterministic_compute", SWITCH},
+};
+#define N_KEYS (sizeof keys / sizeof *keys)
+
+const char *oq_session_config_key(size_t i) { return i < N_KEYS ? keys[i].key : NULL; }
+
+/* Edit distance (insert, delete, replace), for the known key closest to a misspelt one. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t n = strlen(b), row[128];
+    if (n >= sizeof row / sizeof *row) return (size_t)-1;
+    for (size_t j = 0; j <= n; j++) row[j] = j;
+    for (size_t i = 1; a[i - 1]; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= n; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[n];
+}
+
+static const char *closest(const char *key)
+{
+    size_t best = (size_t)-1, at = 0;
+    for (size_t i = 0; i < N_KEYS; i++) {
+        size_t d = distance(key, keys[i].key);
+        if (d < best) best = d, at = i;
+    }
+    return keys[at].key;
+}
+
+static int one_of(const char *v, const char *const *names)
+{
+    for (; *names; names++)
+        if (!strcmp(v, *names)) return 1;
+    return 0;
+}
+
+static int is_integer(const char *v)
+{
+    char *end;
+    const char *digits = *v == '-' ? v + 1 : v;
+    if (!isdigit((unsigned char)*digits)) return 0; /* strtoll would skip spaces and take "" */
+    (void)strtoll(v, &end, 10);
+    return !*end;
+}
+
+/* Whether `v` is in the domain of a key of `kind`; `want` says the domain. */
+static int value_ok(value_kind kind, const char *v, const char **want)
+{
+    static const char *const sw[] = {"0", "1", NULL}, *const fmt[] = {"ORT", "ONNX", NULL};
+    static const char *const lvl[] = {"disable_all", "enable_basic", "enable_extended", "enable_layout", "enable_all",
+                                      NULL};
+    static const char *const mode[] = {"sequential", "parallel", "ort_sequential", "ort_parallel", NULL};
+    switch (kind) {
+    case SWITCH: *want = "\"0\" or \"1\""; return one_of(v, sw);
+    case INTEGER: *want = "a base-10 integer"; return is_integer(v);
+    case LEVEL: *want = "disable_all, enable_basic, enable_extended, enable_layout or enable_all"; return one_of(v, lvl);
+    case MODE: *want = "sequential, parallel, ort_sequential or ort_parallel"; return one_of(v, mode);
+    case FORMAT: *want = "ORT or ONNX"; return one_of(v, fmt);
+    case ANY: break;
+    }
+    return 1;
+}
+
+oq_status oq_session_config_check(const char *key, const char *value, oq_err *err)
+{
+    OQ_NEED(err, key);
+    OQ_NEED(err, value);
+    for (size_t i = 0; i < N_KEYS; i++) {
+        if (strcmp(key, keys[i].key)) continue;
+        const char *want = "";
+        if (value_ok(keys[i].kind, value, &want)) return OQ_OK;
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "session config %s=%s: the value of %s is %s", key, value, key,
+                          want);
+    }
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "session config key '%s': not a key of ONNX Runtime's session options (C API %d's "
+                      "onnxruntime_session_options_config_keys.h), which stores it unread; did you mean '%s'?",
+                      key, ORT_API_VERSION, closest(key));
+}
