@@ -49,7 +49,9 @@ static int make_junit(const char *dir, const char *path, char **xml, size_t *xml
     if (!rc) rc = oq_cli_output_ready("report", "--junit", path, NULL);
     if (rc) return rc;
     if (oq_read_file(in, &text, &n, &err) || oq_junit_xml((const char *)text, n, in, xml, xml_n, &err)) {
-        fprintf(stderr, "ortqual report: %s\n", err.msg);
+        /* a refused run's folder: the same explanation as without --junit */
+        if (!oq_cli_refused_run("report", dir))
+            fprintf(stderr, "ortqual report: %s\n", err.msg);
         rc = oq_cli_exit_of(err.status);
     }
     free(text);
