@@ -778,7 +778,7 @@ static int finish_args(cli_state *c)
                     "ONNX Runtime row is compared with the row of the same identity\n"                          \
                     "there (variant, batch, seq_len, mode, shapes, io binding,\n"                               \
                     "heads, threads, a model's dims); rows of one side only are listed"),                       \
-    OQ_OPT_CALLBACK("max-slowdown", "STAT=PCT[,...]", set_once, &c->max_slowdown,                               \
+    OQ_OPT_COMMA_STRING("max-slowdown", "STAT=PCT[,...]", &c->max_slowdown,                                     \
                     "with --baseline: a row whose STAT new/old is above 1 + PCT/100\n"                          \
                     "regressed, and the run fails (exit 1). STAT: p50, p90, p95,\n"                             \
                     "p99, p99.9, max, mean (default p50=10%)"),                                                 \

@@ -62,6 +62,12 @@ expect 1 "^missing .*seq_len=64 .*threads=1" "$Q" "${B[@]}" --threads 2 --outdir
 one_line 2 "^ortqual bench: --max-slowdown needs --baseline" "$Q" "${B[@]}" --outdir "$T/x1" --max-slowdown p50=5
 one_line 2 "^ortqual bench: --max-slowdown: slowdown limit 'p42=5': unknown statistic" \
     "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json" --max-slowdown p42=5
+# a comma list given again adds its items (usage.md); a statistic limited twice is named
+# (it was "given twice ... it takes one file")
+expect 0 "limits p50=1000%, p99=5000%" "$Q" "${B[@]}" --outdir "$T/x3" --baseline "$T/r1/summary.json" \
+    --max-slowdown p50=1000% --max-slowdown p99=5000%
+one_line 2 "^ortqual bench: --max-slowdown: slowdown limit 'p50=20%': p50 is limited twice" \
+    "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json" --max-slowdown p50=10% --max-slowdown p50=20%
 one_line 2 "^ortqual bench: --baseline: .*r1/summary.csv:1: not valid JSON" \
     "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.csv"
 echo '{"schema": "ortqual.validate/3", "results": []}' >"$T/validate.json"
