@@ -240,9 +240,9 @@ static int set_policy(const oq_opt *opt, const char *s)
 static int set_fraction(const oq_opt *opt, const char *s)
 {
     oq_bench_opts *o = opt->ctx;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0 && v < 1)) {
+    double v = 0;
+    const char *end = oq_text_real(s, &v);
+    if (!end || *end || !(v >= 0 && v < 1)) {
         fprintf(stderr, "ortqual bench: --mask-fraction '%s': want a number in [0, 1)\n", s);
         return -1;
     }

@@ -245,9 +245,9 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
 
 static int set_timeout(const oq_opt *o, const char *arg)
 {
-    char *end;
-    double v = strtod(arg, &end);
-    if (end == arg || *end || !(v > 0 && v <= 1e7)) {
+    double v = 0;
+    const char *end = oq_text_real(arg, &v);
+    if (!end || *end || !(v > 0 && v <= 1e7)) {
         fprintf(stderr, "ortqual gate: --timeout '%s': expected seconds, more than 0 and at most 1e7\n", arg);
         return -1;
     }

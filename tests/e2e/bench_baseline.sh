@@ -68,6 +68,11 @@ expect 0 "limits p50=1000%, p99=5000%" "$Q" "${B[@]}" --outdir "$T/x3" --baselin
     --max-slowdown p50=1000% --max-slowdown p99=5000%
 one_line 2 "^ortqual bench: --max-slowdown: slowdown limit 'p50=20%': p50 is limited twice" \
     "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json" --max-slowdown p50=10% --max-slowdown p50=20%
+# a percentage in decimal digits alone (strtod took 0x10 as 16 and ' 10' as 10)
+for ms in 'p50=0x10%' 'p50= 10%'; do
+    one_line 2 "^ortqual bench: --max-slowdown: slowdown limit '$ms': want a percentage" \
+        "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json" --max-slowdown "$ms"
+done
 one_line 2 "^ortqual bench: --baseline: .*r1/summary.csv:1: not valid JSON" \
     "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.csv"
 echo '{"schema": "ortqual.validate/3", "results": []}' >"$T/validate.json"
