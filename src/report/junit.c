@@ -462,7 +462,9 @@ static oq_status junit_gate(oq_sb *b, const json_t *doc)
     }
     totals all = {0, 0, 0, 0, 0};
     oq_sb body = {0};
-    const char *props[] = {"runner", oq_j_str(doc, "runner", ""), "log", oq_j_str(doc, "log", ""), NULL};
+    /* the log only where it stays: without --keep the gate removed it with its folder */
+    int kept = json_is_true(json_object_get(doc, "kept"));
+    const char *props[] = {"runner", oq_j_str(doc, "runner", ""), kept ? "log" : NULL, oq_j_str(doc, "log", ""), NULL};
     write_suite(&body, &s, "ortqual gate", 0, NULL, NULL, props, &all);
     wrap_suites(b, "ortqual gate", &all, &body, s.nomem | cmd.failed | why.failed);
     oq_sb_free(&cmd);

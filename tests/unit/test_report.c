@@ -1434,6 +1434,23 @@ static void test_junit_gate_long_reasons(void **state)
     json_decref(doc);
 }
 
+/* The log property only where the log is: without --keep the gate removed its folder (the
+ * property named a path that was gone). */
+static void test_junit_gate_log_kept(void **state)
+{
+    (void)state;
+    for (int kept = 0; kept < 2; kept++) {
+        json_t *doc = json_pack("{s:s, s:s, s:[s], s:s, s:s, s:b, s:s}", "tool", "ortqual gate", "verdict", "pass",
+                                "reasons", "ok", "command", "/x/run", "runner", "ctest", "kept", kept, "log",
+                                "/tmp/ortqual-gate-X/gate.log");
+        char *xml = xml_of(doc);
+        assert_int_equal(strstr(xml, "<property name=\"log\" value=\"/tmp/ortqual-gate-X/gate.log\"/>") != NULL, kept);
+        assert_non_null(strstr(xml, "<property name=\"runner\" value=\"ctest\"/>"));
+        free(xml);
+        json_decref(doc);
+    }
+}
+
 /* XML text from outside need not be UTF-8 nor XML characters: a stray byte and a cut sequence
  * (one U+FFFD per byte) and U+FFFE (valid UTF-8, no XML character) become U+FFFD, a control
  * character goes; the rest is kept. The bytes were copied as they came: no XML parser read it. */
@@ -1480,6 +1497,7 @@ int main(void)
         cmocka_unit_test(test_report_padding),
         cmocka_unit_test(test_junit_verdicts),
         cmocka_unit_test(test_junit_gate_long_reasons),
+        cmocka_unit_test(test_junit_gate_log_kept),
         cmocka_unit_test(test_xml_text_not_utf8),
         cmocka_unit_test(test_report_exact),
         cmocka_unit_test(test_report_nonfinite),
