@@ -91,8 +91,9 @@ int cmd_report(int argc, char **argv)
         OQ_OPT_GROUP("options:"),
         OQ_OPT_STRING("junit", "FILE", &junit,
                       "also write JUnit XML of the (single) DIR's summary: one test case\n"
-                      "per configuration x batch (validate, replay) or per test\n"
-                      "(conformance), green only when the verdict is PASSED; a gate\n"
+                      "per configuration x batch (validate, replay), per test\n"
+                      "(conformance) or per row (bench), green only when the verdict\n"
+                      "is PASSED; a gate\n"
                       "verdict JSON given as DIR/summary.json works too"),
         OQ_OPT_END};
     const oq_cli_command c = {"report", head, foot, opts, OQ_CLI_OPERANDS};
