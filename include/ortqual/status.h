@@ -108,6 +108,13 @@ OQ_API char *oq_text_printable(const char *s);
 /* Whether `s` holds a control character oq_text_printable would show as \xNN (0 for NULL). */
 OQ_API int oq_text_has_control(const char *s);
 
+/* The decimal real that `s` starts with, as people write one: [+-]DIGITS[.DIGITS][e[+-]DIGITS]
+ * (or .DIGITS), into *v; returns where it ends, NULL when `s` starts with none. strtod's hex
+ * ("0x10"), leading spaces, "inf" and "nan" are typos in an option, not numbers: every real
+ * an option or a spec takes is read by this one function. A value beyond double's range is
+ * +-HUGE_VAL (the caller's finite check refuses it). */
+OQ_API const char *oq_text_real(const char *s, double *v);
+
 /* Prefix an existing message with more context ("file.npz: " + old message). */
 OQ_API oq_status oq_err_prefix(oq_err *err, const char *fmt, ...)
            __attribute__((format(printf, 2, 3)));

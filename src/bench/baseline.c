@@ -63,9 +63,9 @@ static oq_status limit_parse(const char *item, oq_bench_limits *out, oq_err *err
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "slowdown limit '%s': unknown statistic '%s' (want p50, p90, p95, p99, p99.9, max or mean)",
                           item, name);
-    char *end;
-    double pct = strtod(eq + 1, &end);
-    if (end == eq + 1 || (*end == '%' && end[1]) || (*end && *end != '%') || !(pct >= 0) || !isfinite(pct))
+    double pct = 0;
+    const char *end = oq_text_real(eq + 1, &pct);
+    if (!end || (*end == '%' && end[1]) || (*end && *end != '%') || !(pct >= 0) || !isfinite(pct))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "slowdown limit '%s': want a percentage >= 0 (10%%)", item);
     for (size_t i = 0; i < out->n; i++)
         if (!strcmp(out->limit[i].stat, stat_names[k]))

@@ -249,10 +249,9 @@ static void store_number(const oq_opt *o, int64_t v)
 
 static int is_number(const char *s)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    return end != s && !*end && !errno && isfinite(v);
+    double v;
+    const char *end = oq_text_real(s, &v);
+    return end && !*end && isfinite(v);
 }
 
 static int is_option(const char *arg)

@@ -108,6 +108,7 @@ typedef struct cli_state {
     int cupti;                  /* --cupti */
     const char *cupti_lib;      /* --cupti-lib */
     const char *baseline_path;  /* --baseline */
+    const char *junit;          /* --junit */
     const char *max_slowdown;   /* --max-slowdown */
     int any_host;               /* --baseline-any-host */
     oq_bench_limits limits;     /* --max-slowdown's, p50=10% by default */
@@ -249,9 +250,9 @@ static int set_policy(const oq_opt *opt, const char *s)
 static int set_fraction(const oq_opt *opt, const char *s)
 {
     oq_bench_opts *o = opt->ctx;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0 && v < 1)) {
+    double v = 0;
+    const char *end = oq_text_real(s, &v);
+    if (!end || *end || !(v >= 0 && v < 1)) {
         fprintf(stderr, "ortqual bench: --mask-fraction '%s': want a number in [0, 1)\n", s);
         return -1;
     }
@@ -689,6 +690,10 @@ static int finish_args(cli_state *c)
 {
     oq_bench_opts *o = &c->o;
     if (note_generated_opts(c)) return -1;
+    static const char *const made[] = {"summary.json", "summary.csv", "report.html"};
+    if (oq_cli_clashes_outdir("bench", "--junit", c->junit, c->outdir, made, 3) ||
+        oq_cli_output_ready("bench", "--junit", c->junit, c->outdir))
+        return -1;
     if (oq_cli_tolerance_join("bench", &c->tolerances, &c->tolerance_text)) return -1;
     o->tolerances = c->tolerance_text;
     o->seq_axes = c->seq_axes.v;
@@ -828,6 +833,9 @@ static int finish_args(cli_state *c)
     OQ_OPT_FLAG("force", &c->force,                                                                             \
                 "write into a folder that is not empty (an earlier run's:\n"                                    \
                 "its profiles/ not written again are removed)"),                                                \
+    OQ_OPT_STRING("junit", "FILE", &c->junit,                                                                   \
+                  "also write JUnit XML: a case per row (failed: its check or a\n"                              \
+                  "slowdown; skipped: not run or not compared with --baseline)"),                               \
     OQ_OPT_QUIET(&c->quiet, "no progress lines, nor the note of the default --variants"),                     \
     OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0")
 
@@ -840,7 +848,7 @@ static int finish_args(cli_state *c)
                     "there (variant, batch, seq_len, mode, shapes, io binding,\n"                               \
                     "heads, threads, a model's dims and SHA-256); rows of one side\n"                          \
                     "only are listed. A baseline of another --model is refused"),                               \
-    OQ_OPT_CALLBACK("max-slowdown", "STAT=PCT[,...]", set_once, &c->max_slowdown,                               \
+    OQ_OPT_COMMA_STRING("max-slowdown", "STAT=PCT[,...]", &c->max_slowdown,                                     \
                     "with --baseline: a row whose STAT new/old is above 1 + PCT/100\n"                          \
                     "regressed (whatever its other STATs), and the run fails (exit 1).\n"                       \
                     "STAT: p50, p90, p95, p99, p99.9, max, mean (default p50=10%)"),                            \
@@ -965,7 +973,44 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
     printf("wrote %s and %s\n", oq_cli_shown(json), oq_cli_shown(csv));
     print_evidence_warnings(json);
     write_report(c);
+    if (c->junit && oq_junit_write_summary(json, c->junit, &err)) {
+        fprintf(stderr, "ortqual bench: --junit: %s\n", err.msg);
+        return OQ_EXIT_RUNTIME;
+    }
     return OQ_EXIT_OK;
+}
+
+/* How row i counts in the verdict line, as in its JUnit case (report/junit.c): 0 passed,
+ * 1 failed (its check, or a slowdown over the baseline's limit), 2 skipped (did not run, or ran
+ * and was not compared with the baseline: untimed, new), 3 a runtime error. */
+static int row_count(const oq_bench_rows *rows, size_t i)
+{
+    const oq_bench_row *r = &rows->rows[i];
+    if (r->status == OQ_BENCH_FAILED) return 1;
+    if (r->status == OQ_BENCH_ERROR) return 3;
+    if (r->status != OQ_BENCH_OK) return 2;
+    for (size_t k = 0; rows->baseline && k < rows->baseline->n; k++)
+        if (rows->baseline->entries[k].row == i)
+            return rows->baseline->entries[k].match == OQ_BENCH_MATCH_OK          ? 0
+                   : rows->baseline->entries[k].match == OQ_BENCH_MATCH_REGRESSED ? 1
+                                                                                   : 2;
+    return 0;
+}
+
+/* "verdict: WORD (P passed, F failed, S skipped[, E runtime errors])", the line validate, replay
+ * and merge print and `gate` reads: the rows under test (not the reference's). */
+static void print_verdict(const cli_state *c, const oq_bench_rows *rows, const oq_bench_verdict *v)
+{
+    size_t n[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < rows->n; i++)
+        if (strncmp(rows->rows[i].variant.name, "ref:", 4)) n[row_count(rows, i)]++;
+    const char *word = !strcmp(v->verdict, "passed")  ? "PASSED"
+                       : !strcmp(v->verdict, "failed") ? "FAILED"
+                       : !strcmp(v->verdict, "error")  ? "ERROR"
+                                                       : "NOT TESTED";
+    printf("verdict: %s (%zu passed, %zu failed, %zu skipped", word, n[0], n[1], n[2]);
+    if (n[3]) printf(", %zu runtime error%s", n[3], n[3] > 1 ? "s" : "");
+    printf("); details in %s/summary.json\n", oq_cli_shown(c->outdir));
 }
 
 /* Called by the sweep once its options and inputs are checked, before its first row (its work
@@ -1030,6 +1075,7 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     int skip_said = !rows->baseline; /* --allow-skip has no say over a baseline's comparison */
     rc = write_outputs(c, rt, rows, argc, argv);
     oq_atomic_keep_outputs(); /* the set whole, or removed by drop_outputs */
+    if (!rc) print_verdict(c, rows, &v);
     oq_bench_rows_free(rows);
     if (rc) return rc;
     if (v.exit_status || strcmp(v.verdict, "passed")) {

@@ -65,9 +65,9 @@ static const char foot[] =
 /* --rtol, --atol: a number >= 0 into the double at ctx, one a test can fail (compare.h). */
 static int set_tol(const oq_opt *opt, const char *s)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0 && isfinite(v))) {
+    double v = 0;
+    const char *end = oq_text_real(s, &v);
+    if (!end || *end || !(v >= 0 && isfinite(v))) {
         oq_cli_error_in("conformance", "--%s wants a finite number >= 0, got '%s'", opt->name, oq_cli_shown(s));
         return -1;
     }

@@ -38,7 +38,7 @@ static const char head[] =
 "    tests.\", the same lists), cargo test (\"test result: ok. 3 passed; ...\"),\n"
 "    Python unittest (\"Ran 4 tests ...\" then \"OK (skipped=1)\"), ortqual's own\n"
 "    \"verdict: PASSED (N passed, N failed, N skipped; ...)\" (validate, replay,\n"
-"    merge; any other word fails), or a plain\n"
+"    merge, bench; any other word fails), or a plain\n"
 "    \"[word:] N passed, N failed[, N skipped]\" line. It FAILS when: the exit\n"
 "    status is not 0 (5 is pytest's \"no tests collected\"); CMD was killed by\n"
 "    a signal; no summary is found; anything failed or errored; zero tests\n"
@@ -245,9 +245,9 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
 
 static int set_timeout(const oq_opt *o, const char *arg)
 {
-    char *end;
-    double v = strtod(arg, &end);
-    if (end == arg || *end || !(v > 0 && v <= 1e7)) {
+    double v = 0;
+    const char *end = oq_text_real(arg, &v);
+    if (!end || *end || !(v > 0 && v <= 1e7)) {
         fprintf(stderr, "ortqual gate: --timeout '%s': expected seconds, more than 0 and at most 1e7\n", arg);
         return -1;
     }

@@ -49,7 +49,9 @@ static int make_junit(const char *dir, const char *path, char **xml, size_t *xml
     if (!rc) rc = oq_cli_output_ready("report", "--junit", path, NULL);
     if (rc) return rc;
     if (oq_read_file(in, &text, &n, &err) || oq_junit_xml((const char *)text, n, in, xml, xml_n, &err)) {
-        fprintf(stderr, "ortqual report: %s\n", err.msg);
+        /* a refused run's folder: the same explanation as without --junit */
+        if (!oq_cli_refused_run("report", dir))
+            fprintf(stderr, "ortqual report: %s\n", err.msg);
         rc = oq_cli_exit_of(err.status);
     }
     free(text);
@@ -89,8 +91,9 @@ int cmd_report(int argc, char **argv)
         OQ_OPT_GROUP("options:"),
         OQ_OPT_STRING("junit", "FILE", &junit,
                       "also write JUnit XML of the (single) DIR's summary: one test case\n"
-                      "per configuration x batch (validate, replay) or per test\n"
-                      "(conformance), green only when the verdict is PASSED; a gate\n"
+                      "per configuration x batch (validate, replay), per test\n"
+                      "(conformance) or per row (bench), green only when the verdict\n"
+                      "is PASSED; a gate\n"
                       "verdict JSON given as DIR/summary.json works too"),
         OQ_OPT_END};
     const oq_cli_command c = {"report", head, foot, opts, OQ_CLI_OPERANDS};

@@ -45,7 +45,6 @@
  */
 #include "ortqual/compare.h"
 
-#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -149,10 +148,9 @@ static oq_status parse_pairs(const char *body, const char *spec, oq_tolerance *t
                               (int)klen, p);
         memcpy(num, eq + 1, vlen);
         num[vlen] = '\0';
-        char *end;
-        errno = 0;
-        double v = strtod(num, &end);
-        if (*end || errno || !isfinite(v) || v < 0)
+        double v = 0;
+        const char *end = oq_text_real(num, &v);
+        if (!end || *end || !isfinite(v) || v < 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
                               "tolerance '%s': %.*s value '%s' is not a finite number >= 0", spec,
                               (int)klen, p, num);

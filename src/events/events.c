@@ -105,9 +105,9 @@ static oq_status parse_policy(const char *text, char **tok, int n, oq_events_opt
     }
     if (!strcmp(name, "fraction")) {
         o->policy = OQ_LENGTH_FRACTION;
-        char *end = "";
-        double f = n == 2 ? strtod(tok[1], &end) : NAN;
-        if (n != 2 || *end || !(f >= 0.0 && f < 1.0))
+        double f = NAN;
+        const char *end = n == 2 ? oq_text_real(tok[1], &f) : "";
+        if (n != 2 || !end || *end || !(f >= 0.0 && f < 1.0))
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
                               "length policy '%s': fraction needs the share of padding F, 0 <= F < 1 "
                               "('fraction 0.25')",

@@ -31,5 +31,8 @@ oq_status gate_strv_push(gate_strv *s, char *owned, oq_err *err);
  * xfailed or xpassed (skips and deselections are no run). */
 int oq_test_summary_ran_none(const oq_test_summary *t);
 void gate_strv_clear(gate_strv *s);
+/* The tests cmocka's and GoogleTest's "[  FAILED  ] N tests, listed below:" named, in the order
+ * of the log (*names NULL when none): "2 failed" alone named neither. */
+size_t oq_summary_scanner_failed_names(const oq_summary_scanner *s, char *const **names);
 
 #endif

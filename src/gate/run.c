@@ -187,6 +187,22 @@ static oq_status could_not_run(oq_gate *g, int e, oq_gate_result *r, oq_err *err
     return OQ_OK;
 }
 
+/* A failing verdict names the tests the runner listed as failed, as it names skipped ones. */
+static oq_status name_failed(const oq_summary_scanner *s, oq_gate_judgement *j, oq_err *err)
+{
+    char *const *names;
+    size_t n = oq_summary_scanner_failed_names(s, &names);
+    if (j->verdict != OQ_GATE_FAIL || !n) return OQ_OK;
+    oq_dynbuf b = {0};
+    oq_status st = oq_dynbuf_addf(&b, "failed tests: %s", names[0]);
+    for (size_t i = 1; !st && i < n; i++) st = oq_dynbuf_addf(&b, ", %s", names[i]);
+    char *text = st ? NULL : oq_dynbuf_take(&b, NULL);
+    oq_dynbuf_clear(&b);
+    st = text ? oq_strv_push(&j->reasons, &j->n_reasons, text) : OQ_ERR_NOMEM;
+    free(text);
+    return st ? oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory") : OQ_OK;
+}
+
 static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate_result *r,
                         oq_err *err)
 {
@@ -205,7 +221,8 @@ static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate
                          oq_summary_scanner_failed_before(sc->scanner), NULL, 0,
                          oq_summary_scanner_failure_line(sc->scanner)};
     o.n_earlier = oq_summary_scanner_earlier(sc->scanner, &o.earlier);
-    return oq_gate_judge(&o, g->o.allow_skip, g->o.n_allow_skip, g->expect, &r->j, err);
+    st = oq_gate_judge(&o, g->o.allow_skip, g->o.n_allow_skip, g->expect, &r->j, err);
+    return st ? st : name_failed(sc->scanner, &r->j, err);
 }
 
 oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)

@@ -21,6 +21,9 @@ struct oq_summary_scanner {
     oq_skip_reason *pending; /* pytest -rs reasons since the previous summary */
     size_t n_pending;
     size_t cmocka_skip_list; /* cmocka/GoogleTest skip names still to come after its header */
+    size_t cmocka_fail_list; /* and failing test names */
+    char **failed_names;     /* those names, every list of the log */
+    size_t n_failed_names;
     int ctest_not_run;       /* inside ctest's "The following tests did not run:" list */
     int64_t unittest_ran;    /* -1, or N of unittest's "Ran N tests", whose result line is next */
     oq_failure_line failure; /* the first failure line (text NULL: none yet) */
@@ -74,6 +77,8 @@ void oq_summary_scanner_free(oq_summary_scanner *s)
     free(s->earlier);
     free_reasons(s->pending, s->n_pending);
     free(s->failure.text);
+    for (size_t i = 0; i < s->n_failed_names; i++) free(s->failed_names[i]);
+    free(s->failed_names);
     oq_dynbuf_clear(&s->line);
     free(s);
 }
@@ -546,9 +551,16 @@ static oq_status take_summary(oq_summary_scanner *s, oq_test_summary *t, uint64_
     summary_clear(&s->last);
     s->last = *t;
     s->cmocka_skip_list = 0;
+    s->cmocka_fail_list = 0;
     s->ctest_not_run = 0;
     s->unittest_ran = -1;
     return OQ_OK;
+}
+
+size_t oq_summary_scanner_failed_names(const oq_summary_scanner *s, char *const **names)
+{
+    *names = s->failed_names;
+    return s->n_failed_names;
 }
 
 /* cmocka's "[  FAILED  ] [group: ]N test(s), listed below:" and the SKIPPED one,
@@ -586,6 +598,13 @@ static oq_status follow_up(oq_summary_scanner *s, int *used, oq_err *err)
         }
         if (cmocka_count(line, "[  FAILED  ] ", t->runner, &v)) {
             t->failed = v;
+            s->cmocka_fail_list = (size_t)v;
+            return OQ_OK;
+        }
+        if (s->cmocka_fail_list > 0 && !strncmp(line, "[  FAILED  ] ", 13)) {
+            s->cmocka_fail_list--;
+            if (oq_strv_push(&s->failed_names, &s->n_failed_names, line + 13))
+                return oq_err_set(err, OQ_ERR_NOMEM, "summary scanner: out of memory");
             return OQ_OK;
         }
         if (cmocka_count(line, "[  SKIPPED ] ", t->runner, &v)) {

@@ -486,11 +486,89 @@ static oq_status junit_gate(oq_sb *b, const json_t *doc)
     }
     totals all = {0, 0, 0, 0, 0};
     oq_sb body = {0};
-    const char *props[] = {"runner", oq_j_str(doc, "runner", ""), "log", oq_j_str(doc, "log", ""), NULL};
+    /* the log only where it stays: without --keep the gate removed it with its folder */
+    int kept = json_is_true(json_object_get(doc, "kept"));
+    const char *props[] = {"runner", oq_j_str(doc, "runner", ""), kept ? "log" : NULL, oq_j_str(doc, "log", ""), NULL};
     write_suite(&body, &s, "ortqual gate", 0, NULL, NULL, props, &all);
     wrap_suites(b, "ortqual gate", &all, &body, s.nomem | cmd.failed | why.failed);
     oq_sb_free(&cmd);
     oq_sb_free(&why);
+    suite_clear(&s);
+    return OQ_OK;
+}
+
+/* ---- bench ---------------------------------------------------------------------------- */
+
+/* The baseline's comparison of results[i] (NULL: none, as without --baseline). */
+static const json_t *bench_match(const json_t *baseline, size_t i)
+{
+    size_t k;
+    json_t *e;
+    json_array_foreach(json_object_get(baseline, "rows"), k, e) {
+        const json_t *at = json_object_get(e, "result");
+        if (json_is_integer(at) && json_integer_value(at) == (json_int_t)i) return e;
+    }
+    return NULL;
+}
+
+/* A row's name: its baseline identity where it has one, else variant, sizes and mode. */
+static char *bench_row_name(const json_t *row, const json_t *match)
+{
+    if (match) return strdup(oq_j_str(match, "row", "?"));
+    oq_sb b = {0};
+    oq_sb_printf(&b, "%s batch=%lld seq_len=%lld %s", oq_j_str(row, "variant", "?"), oq_j_int(row, "batch"),
+                 oq_j_int(row, "seq_len"), json_is_true(json_object_get(row, "masked")) ? "masked" : "unmasked");
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(row, "dims"), k, v) oq_sb_printf(&b, " %s=%lld", k, (long long)json_integer_value(v));
+    return oq_sb_take(&b, NULL);
+}
+
+/* One ONNX Runtime row: failed by its own check or a slowdown over the baseline's limit, an error
+ * where ONNX Runtime could not run it, skipped where it did not run or was not compared with the
+ * baseline (untimed, new); the reference rows are not under test. */
+static void bench_row_case(suite *s, const json_t *row, const json_t *match)
+{
+    const char *status = oq_j_str(row, "status", "?"), *why = oq_j_str(row, "error", "");
+    const char *m = match ? oq_j_str(match, "match", "?") : NULL;
+    int kind = !strcmp(status, "failed") ? TC_FAILURE
+               : !strcmp(status, "error") ? TC_ERROR
+               : strcmp(status, "ok")     ? TC_SKIPPED
+               : !m || !strcmp(m, "ok")   ? TC_PASS
+               : !strcmp(m, "regressed")  ? TC_FAILURE
+                                          : TC_SKIPPED;
+    char *name = bench_row_name(row, match);
+    char *msg = strcmp(status, "ok") ? dupf("%s%s%s", status, *why ? ": " : "", why)
+                : m ? dupf("baseline: %s", !strcmp(m, "new") ? "new (not in the baseline)" : m) : NULL;
+    if (!name || (kind != TC_PASS && !msg)) s->nomem = 1;
+    else add_case(s, "ortqual.bench", name, 0, kind, strcmp(status, "ok") ? status : m, msg, NULL);
+    free(name);
+    free(msg);
+}
+
+static oq_status junit_bench(oq_sb *b, const json_t *doc)
+{
+    suite s = {0};
+    const json_t *baseline = json_object_get(doc, "baseline");
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(doc, "results"), i, row)
+        if (strncmp(oq_j_str(row, "variant", ""), "ref:", 4)) bench_row_case(&s, row, bench_match(baseline, i));
+    json_array_foreach(json_object_get(baseline, "rows"), i, row)
+        if (!strcmp(oq_j_str(row, "match", ""), "missing"))
+            add_case(&s, "ortqual.bench", oq_j_str(row, "row", "?"), 0, TC_SKIPPED, NULL,
+                     "baseline: missing (the baseline's row did not run here)", NULL);
+    totals bad = {0, 0, 0, 0, 0}; /* run_case reads the failures and errors so far */
+    for (size_t k = 0; k < s.n; k++) {
+        bad.failures += s.c[k].kind == TC_FAILURE;
+        bad.errors += s.c[k].kind == TC_ERROR;
+    }
+    run_case(&s, doc, "ortqual.bench", &bad);
+    totals all = {0, 0, 0, 0, 0};
+    oq_sb body = {0};
+    const char *props[] = {"verdict", oq_j_str(doc, "verdict", "?"), "reason", oq_j_str(doc, "verdict_reason", ""), NULL};
+    write_suite(&body, &s, "ortqual bench", 0, NULL, NULL, props, &all);
+    wrap_suites(b, "ortqual bench", &all, &body, s.nomem);
     suite_clear(&s);
     return OQ_OK;
 }
@@ -528,10 +606,11 @@ oq_status oq_junit_xml_json(const json_t *doc, const char *name, char **xml, siz
         break;
     case OQ_REPORT_CONFORMANCE: st = junit_conformance(&b, doc); break;
     case OQ_REPORT_GATE: st = junit_gate(&b, doc); break;
+    case OQ_REPORT_BENCH: st = junit_bench(&b, doc); break;
     case OQ_REPORT_REFUSAL: st = junit_refusal(&b, doc); break;
     default:
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no JUnit for this document (validate, replay, conformance or gate "
-                        "results and refusals have test cases; bench rows are measurements)", name);
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: no JUnit for this document (validate, replay, conformance, bench or gate "
+                        "results and refusals have test cases)", name);
     }
     if (!st && !(*xml = oq_sb_take(&b, n))) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory writing JUnit XML", name);
     oq_sb_free(&b);

@@ -94,6 +94,31 @@ int oq_text_has_control(const char *s)
     return 0;
 }
 
+static const char *digits(const char *p)
+{
+    while (*p >= '0' && *p <= '9') p++;
+    return p;
+}
+
+const char *oq_text_real(const char *s, double *v)
+{
+    if (!s || !v) return NULL;
+    const char *p = s + (*s == '+' || *s == '-');
+    const char *int_end = digits(p), *end = int_end;
+    if (*end == '.') end = digits(end + 1);
+    if (int_end == p && end <= p + 1) return NULL; /* no digit before or after the point */
+    if (*end == 'e' || *end == 'E') {
+        const char *e = end + 1 + (end[1] == '+' || end[1] == '-');
+        if (digits(e) > e) end = digits(e);
+    }
+    char buf[128];
+    if ((size_t)(end - s) >= sizeof buf) return NULL;
+    memcpy(buf, s, (size_t)(end - s));
+    buf[end - s] = '\0';
+    *v = strtod(buf, NULL); /* strtod reads all of buf: its forms are a superset of these */
+    return end;
+}
+
 /* msg made printable: a path, a tensor or a member name may hold a newline, and a message is
  * one line: a log that records it gets one record. Line ends that end it (a quoted stderr
  * line's) are dropped, not shown. */

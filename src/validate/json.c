@@ -1648,8 +1648,13 @@ static oq_status configs_back(const json_t *a, oq_validate_summary *s, oq_err *e
 
 static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *err)
 {
-    if (strcmp(str_of(j, "schema") ? str_of(j, "schema") : "", OQ_VALIDATE_SCHEMA) != 0)
-        return oq_err_set(err, OQ_ERR_FORMAT, "not a validation summary (schema %s)", OQ_VALIDATE_SCHEMA);
+    /* the file's schema, then the one wanted: "(schema X)" alone read as the file's */
+    const char *schema = str_of(j, "schema");
+    if (!schema)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a validation summary (no schema, want %s)", OQ_VALIDATE_SCHEMA);
+    if (strcmp(schema, OQ_VALIDATE_SCHEMA) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "not a validation summary (schema '%.200s', want %s)", schema,
+                          OQ_VALIDATE_SCHEMA);
     copy_of(j, "start", s->start, sizeof s->start);
     copy_of(j, "end", s->end, sizeof s->end);
     int ok = 1;

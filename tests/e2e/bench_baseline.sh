@@ -31,6 +31,22 @@ grep -qE "^regressed +[0-9.e-]+ +[0-9.e-]+ +x[0-9.]+  cpu:attention24:fp32 batch
     ok "stdout: the row regressed, old, new, ratio" || bad "stdout: $(cat "$T/r3.log")"
 grep -q "failed: 1 row regressed against the baseline .*half.json (the first, cpu:attention24:fp32 batch=1 seq_len=64 .*p50 .* > x1.100)" \
     "$T/r3.log" && ok "stderr: failed, the row named" || bad "stderr: $(cat "$T/r3.log")"
+# to CI (bench printed no verdict line gate reads, had no --junit, and report --junit refused it):
+# the verdict line, the gate's verdict from it, JUnit from bench and from report alike
+grep -q "^verdict: FAILED (0 passed, 1 failed, 0 skipped); details in $T/r3/summary.json$" "$T/r3.log" &&
+    ok "r3: the verdict line" || bad "r3: no verdict line: $(tail -3 "$T/r3.log")"
+expect 1 "FAIL" "$Q" gate -q --verdict "$T/g3.json" -- "$Q" "${B[@]}" --outdir "$T/r3g" --baseline "$T/half.json" \
+    --junit "$T/r3g.xml"
+grep -q '"runner": "ortqual"' "$T/g3.json" && grep -q '"failed": 1' "$T/g3.json" && ok "gate read bench's verdict" ||
+    bad "gate over bench: $(cat "$T/g3.json")"
+grep -q '<testsuite name="ortqual bench" tests="1" failures="1" errors="0" skipped="0"' "$T/r3g.xml" &&
+    grep -q '<failure type="regressed" message="baseline: regressed"' "$T/r3g.xml" && ok "bench --junit: the regressed row" ||
+    bad "bench --junit: $(cat "$T/r3g.xml")"
+expect 0 "r3.xml" "$Q" report "$T/r3" --junit "$T/r3.xml"
+grep -q '<testcase name="cpu:attention24:fp32 batch=1 seq_len=64 masked [^"]*" classname="ortqual.bench"' "$T/r3.xml" &&
+    ok "report --junit of a bench run: the row's case" || bad "report --junit: $(cat "$T/r3.xml")"
+expect 0 "ortqual summary \(line [0-9]+\): 1 passed, 0 failed, 0 skipped" "$Q" gate -q -- "$Q" "${B[@]}" --outdir "$T/r2g" \
+    --baseline "$T/r1/summary.json" --max-slowdown p50=1000%
 $PY - "$T/r3" "$T/half.json" <<'PYEOF' && ok "summary.json, CSV and report: the comparison" || bad "r3's files"
 import csv, hashlib, json, sys
 d, half = sys.argv[1:]
@@ -87,6 +103,17 @@ expect 1 "^missing .*seq_len=64 .*threads=1" "$Q" "${B[@]}" --threads 2 --outdir
 one_line 2 "^ortqual bench: --max-slowdown needs --baseline" "$Q" "${B[@]}" --outdir "$T/x1" --max-slowdown p50=5
 one_line 2 "^ortqual bench: --max-slowdown: slowdown limit 'p42=5': unknown statistic" \
     "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json" --max-slowdown p42=5
+# a comma list given again adds its items (usage.md); a statistic limited twice is named
+# (it was "given twice ... it takes one file")
+expect 0 "limits p50=1000%, p99=5000%" "$Q" "${B[@]}" --outdir "$T/x3" --baseline "$T/r1/summary.json" \
+    --max-slowdown p50=1000% --max-slowdown p99=5000%
+one_line 2 "^ortqual bench: --max-slowdown: slowdown limit 'p50=20%': p50 is limited twice" \
+    "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json" --max-slowdown p50=10% --max-slowdown p50=20%
+# a percentage in decimal digits alone (strtod took 0x10 as 16 and ' 10' as 10)
+for ms in 'p50=0x10%' 'p50= 10%'; do
+    one_line 2 "^ortqual bench: --max-slowdown: slowdown limit '$ms': want a percentage" \
+        "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json" --max-slowdown "$ms"
+done
 one_line 2 "^ortqual bench: --baseline: .*r1/summary.csv:1: not valid JSON" \
     "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.csv"
 echo '{"schema": "ortqual.validate/3", "results": []}' >"$T/validate.json"

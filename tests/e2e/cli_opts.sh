@@ -44,6 +44,16 @@ for cmd in validate replay; do
         $Q $cmd --model "$M" --inputs "$FX/io.npz" --timeout 0 --outdir to1
 done
 absent to1
+# a real-valued option takes decimal digits alone, as whole-number ones do (strtod took hex and
+# leading spaces: gate --timeout 0x10 was 16 s; --mask-fraction ' 0.5', --rtol 0x1p-3 likewise)
+for t in 0x10 ' 5' inf; do
+    expect 2 "^ortqual gate: --timeout '$t': expected seconds" $Q gate --timeout "$t" -- /bin/true
+done
+expect 2 "^ortqual bench: --mask-fraction ' 0.5': want a number" $Q bench --mask-fraction ' 0.5' --outdir to1
+expect 2 "^ortqual conformance: --rtol wants a finite number >= 0, got '0x1p-3'" $Q conformance --rtol 0x1p-3
+expect 2 "^ortqual validate: --tolerance: tolerance 'rtol=0x1p-10,atol=1': rtol value '0x1p-10'" \
+    $Q validate --tolerance 'rtol=0x1p-10,atol=1' --outdir to1
+absent to1
 # 3. --max-len is the longest event: a policy's own lengths above it are refused (they were
 #    generated past it), and the default policy draws up to it (it drew up to 96 whatever it was)
 expect 2 "^ortqual validate: --length-policy 'fixed 200': length 200 is above --max-len 96$" \

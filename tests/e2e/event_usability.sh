@@ -70,6 +70,9 @@ expect 2 "^ortqual validate: --length-policy: length policy 'fraction nan': " $Q
 # 10. report on a refused run's folder gives the refusal (it said "not a run directory?")
 expect 2 "^ortqual report: vj holds error.json and no summary.json: the run was refused \(no result to render\): .*NaN" \
     $Q report vj
+# with --junit too, the same explanation (it said "vj/summary.json: cannot open")
+expect 2 "^ortqual report: vj holds error.json and no summary.json: the run was refused \(no result to render\): .*NaN" \
+    $Q report vj --junit vj.xml
 expect 2 "not a run directory\?" $Q report nothere
 
 # 6. report.html's events cell: runs of indices ("0-1499"), not every index (1500 events made it

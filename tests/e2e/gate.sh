@@ -203,6 +203,11 @@ for re in 'CUDA|\<' 'CUDA|\b' 'CUDA|\>'; do
     gate 2 --allow-skip "$re" -- cat "$W/gtest_disabled.log" &&
         expect "--allow-skip '$re' matches with zero width (in \"a\" at offset"
 done
+# the failing tests GoogleTest lists are named, as skipped ones are (it said "2 failed" alone)
+printf '[==========] 3 tests from 1 test suite ran. (0 ms total)\n[  PASSED  ] 1 test.\n[  FAILED  ] 2 tests, listed below:\n[  FAILED  ] S.x\n[  FAILED  ] S.y\n\n 2 FAILED TESTS\n' >"$W/gtest_failed.log"
+gate 1 --verdict "$W/vf.json" --junit "$W/jf.xml" -- cat "$W/gtest_failed.log" && expect "failed tests: S.x, S.y"
+grep -q '"failed tests: S.x, S.y"' "$W/vf.json" && grep -q 'failed tests: S.x, S.y' "$W/jf.xml" ||
+    fail "failing tests not named in the verdict or the JUnit: $(cat "$W/vf.json")"
 gate 2 && expect "no command given"
 gate 2 --allow-skip '(' -- true && expect "--allow-skip '('"
 gate 2 --require-dispatch flashy -- true && expect "'flashy' is not a kernel"

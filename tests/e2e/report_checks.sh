@@ -10,7 +10,7 @@ mkdir "$T/bench" "$T/val"
 cp "$FIX/bench/summary.json" "$T/bench/"
 cp "$FIX/validate/pass.json" "$T/val/summary.json"
 
-# 1. --junit of a bench run (no JUnit: rows are measurements) is a usage error found before
+# 1. --junit of a summary of no known kind (an old bench summary: no "tool") is a usage error found before
 #    report.html is written; so is an empty --junit, and an unwritable one is exit 3.
 expect 2 "bench/summary.json: no JUnit for this document" "$Q" report "$T/bench" --junit "$T/b.xml"
 [ ! -e "$T/bench/report.html" ] && [ ! -e "$T/b.xml" ] && ok "nothing written" || bad "written: $(ls "$T/bench" "$T"/b.xml 2>&1)"

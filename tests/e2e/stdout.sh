@@ -34,6 +34,15 @@ full 3 "$FULL" help validate
 # a run that failed already keeps its status (1: nothing under test ran), and says both
 full 1 "$FULL" validate --configs ref:encoder:fp64 --num-events 2 --batch-size 2 --no-cache --no-plots \
     --progress never --outdir v2
+# with --json too (it was 3): one rule for every --json writer, as merge and conformance keep it
+full 1 "$FULL" validate --configs ref:encoder:fp64 --num-events 2 --batch-size 2 --no-cache --no-plots \
+    --progress never --outdir v3 --json
+/usr/bin/python3 - "$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder/io.npz" nanref.npz <<'EOF'
+import sys, numpy as np
+z = dict(np.load(sys.argv[1])); z["out"][:] = np.nan; np.savez(sys.argv[2], **z)
+EOF
+full 1 "$FULL" replay --model "$OQ_SOURCE_DIR/tests/fixtures/torch/tx_encoder/tx_encoder_op18.onnx" \
+    --inputs nanref.npz --expected nanref.npz --progress never --outdir r1 --json
 
 # a closed stdout: the same, and nothing of it lands in a file opened later (the descriptor is
 # held, so the model written is the model)

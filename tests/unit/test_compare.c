@@ -720,6 +720,10 @@ static void test_tolerance_parse(void **state)
     expect_parse_error("rtol=abc", "rtol value 'abc' is not a finite number >= 0");
     expect_parse_error("out:atol=-1", "atol value '-1'");
     expect_parse_error("rtol=inf", "rtol value 'inf'");
+    /* decimal digits alone (strtod took hex); a space beside '=' is padding, as around any item */
+    expect_parse_error("rtol=0x1p-10", "rtol value '0x1p-10'");
+    expect_parse_error("atol=0x10", "atol value '0x10'");
+    expect_parse_error("atol=nan", "atol value 'nan'");
     expect_parse_error("rtol=", "rtol needs a number");
     expect_parse_error("tol=1", "unknown key 'tol'");
     expect_parse_error("rtol=1e-3,", "'' is not KEY=VALUE");
@@ -734,6 +738,17 @@ static void test_tolerance_parse(void **state)
     expect_parse_error("out:atol=1e308", "tolerance 'out:atol=1e308': atol 1e+308 is float32's largest value");
     assert_int_equal(oq_tolerance_parse("rtol=0.999,atol=1e38", name, sizeof name, &t, NULL), OQ_OK);
     oq_err e = {0};
+    /* the one parser of every real an option or spec takes */
+    double v = -1;
+    const char *ok[] = {"0", "10", "1.5", ".5", "5.", "-2e3", "+1E-2", "1e400"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) assert_ptr_equal(oq_text_real(ok[i], &v), ok[i] + strlen(ok[i]));
+    assert_true(v == HUGE_VAL);
+    const char *no[] = {"", " 5", "inf", "nan", ".", "-", "e5", "\t1", "x10"};
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) assert_null(oq_text_real(no[i], &v));
+    assert_string_equal(oq_text_real("10%", &v), "%");
+    assert_true(v == 10);
+    assert_string_equal(oq_text_real("1e", &v), "e"); /* an exponent without digits is not one */
+    assert_string_equal(oq_text_real("0x10", &v), "x10"); /* the number is "0": the rest refuses it */
     assert_int_equal(oq_tolerance_check_value("rtol", 1.0, &e), OQ_ERR_INVALID_ARG);
     assert_int_equal(oq_tolerance_check_value("atol", 3.5e38, &e), OQ_ERR_INVALID_ARG);
     assert_int_equal(oq_tolerance_check_value("atol", NAN, &e), OQ_ERR_INVALID_ARG);

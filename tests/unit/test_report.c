@@ -1400,8 +1400,44 @@ static void test_junit(void **state)
     free(xml);
     json_decref(doc);
 
-    doc = load(FIX "bench/sweep.json");
-    assert_int_equal(oq_junit_xml_json(doc, "sweep.json", &xml, &n, &err), OQ_ERR_FORMAT);
+}
+
+/* A bench summary's JUnit (it was refused: "bench rows are measurements"): a case per row under
+ * test, failing for a failed or regressed row, skipped for one that did not run or was not
+ * compared with the baseline (new, missing); the reference's row is no case. */
+static void test_junit_bench(void **state)
+{
+    (void)state;
+    json_t *doc = json_pack(
+        "{s:s, s:s, s:s, s:i, s:s, s:["
+        "{s:s, s:s, s:i, s:i, s:b}, {s:s, s:s, s:i, s:i, s:b}, {s:s, s:s, s:i, s:i, s:b},"
+        "{s:s, s:s, s:s, s:i, s:i, s:b}, {s:s, s:s, s:i, s:i, s:b}, {s:s, s:s, s:i, s:i, s:b}],"
+        " s:{s:[{s:s, s:i, s:s}, {s:s, s:i, s:s}, {s:s, s:i, s:s}, {s:s, s:n, s:s}]}}",
+        "schema", "ortqual.bench/2", "tool", "ortqual bench", "verdict", "failed", "exit_status", 1, "verdict_reason",
+        "1 row regressed", "results",
+        "variant", "ref:mha:fp64", "status", "ok", "batch", 1, "seq_len", 16, "masked", 0,
+        "variant", "cpu:a:fp32", "status", "ok", "batch", 1, "seq_len", 16, "masked", 0,
+        "variant", "cpu:a:fp32", "status", "ok", "batch", 1, "seq_len", 32, "masked", 0,
+        "variant", "cpu:a:fp32", "status", "failed", "error", "max|err| 3 over tolerance", "batch", 1, "seq_len", 64,
+        "masked", 0,
+        "variant", "cpu:a:fp32", "status", "skipped", "batch", 1, "seq_len", 128, "masked", 1,
+        "variant", "cpu:a:fp32", "status", "ok", "batch", 2, "seq_len", 16, "masked", 0,
+        "baseline", "rows", "row", "cpu:a:fp32 batch=1 seq_len=16 k", "result", 1, "match", "ok",
+        "row", "cpu:a:fp32 batch=1 seq_len=32 k", "result", 2, "match", "regressed",
+        "row", "cpu:a:fp32 batch=2 seq_len=16 k", "result", 5, "match", "new",
+        "row", "cpu:a:fp32 batch=4 seq_len=16 k", "result", "match", "missing");
+    assert_non_null(doc);
+    char *xml = xml_of(doc);
+    assert_non_null(strstr(xml, "<testsuite name=\"ortqual bench\" tests=\"6\" failures=\"2\" errors=\"0\" skipped=\"3\""));
+    assert_non_null(strstr(xml, "<testcase name=\"cpu:a:fp32 batch=1 seq_len=16 k\" classname=\"ortqual.bench\" time=\"0.000000\"/>"));
+    assert_non_null(strstr(xml, "name=\"cpu:a:fp32 batch=1 seq_len=32 k\" classname=\"ortqual.bench\" time=\"0.000000\">\n"
+                                "      <failure type=\"regressed\" message=\"baseline: regressed\""));
+    assert_non_null(strstr(xml, "<failure type=\"failed\" message=\"failed: max|err| 3 over tolerance\""));
+    assert_non_null(strstr(xml, "name=\"cpu:a:fp32 batch=1 seq_len=128 masked\""));
+    assert_non_null(strstr(xml, "<skipped>baseline: new (not in the baseline)</skipped>"));
+    assert_non_null(strstr(xml, "name=\"cpu:a:fp32 batch=4 seq_len=16 k\""));
+    assert_null(strstr(xml, "ref:mha"));
+    free(xml);
     json_decref(doc);
 }
 
@@ -1432,6 +1468,23 @@ static void test_junit_gate_long_reasons(void **state)
     free(text);
     free(xml);
     json_decref(doc);
+}
+
+/* The log property only where the log is: without --keep the gate removed its folder (the
+ * property named a path that was gone). */
+static void test_junit_gate_log_kept(void **state)
+{
+    (void)state;
+    for (int kept = 0; kept < 2; kept++) {
+        json_t *doc = json_pack("{s:s, s:s, s:[s], s:s, s:s, s:b, s:s}", "tool", "ortqual gate", "verdict", "pass",
+                                "reasons", "ok", "command", "/x/run", "runner", "ctest", "kept", kept, "log",
+                                "/tmp/ortqual-gate-X/gate.log");
+        char *xml = xml_of(doc);
+        assert_int_equal(strstr(xml, "<property name=\"log\" value=\"/tmp/ortqual-gate-X/gate.log\"/>") != NULL, kept);
+        assert_non_null(strstr(xml, "<property name=\"runner\" value=\"ctest\"/>"));
+        free(xml);
+        json_decref(doc);
+    }
 }
 
 /* XML text from outside need not be UTF-8 nor XML characters: a stray byte and a cut sequence
@@ -1480,6 +1533,8 @@ int main(void)
         cmocka_unit_test(test_report_padding),
         cmocka_unit_test(test_junit_verdicts),
         cmocka_unit_test(test_junit_gate_long_reasons),
+        cmocka_unit_test(test_junit_bench),
+        cmocka_unit_test(test_junit_gate_log_kept),
         cmocka_unit_test(test_xml_text_not_utf8),
         cmocka_unit_test(test_report_exact),
         cmocka_unit_test(test_report_nonfinite),
