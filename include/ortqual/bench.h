@@ -490,6 +490,16 @@ OQ_API void oq_bench_baseline_free(oq_bench_baseline *b);
  * baseline records none. Kept in b: oq_bench_compare's comparison carries it. */
 OQ_API const char *oq_bench_baseline_ort_differs(oq_bench_baseline *b, oq_runtime *rt);
 
+/* The baseline timed the model this run times (o: the run's options): with o->model_path, a
+ * model's sweep of a file of the same SHA-256 (read here once more, external-data files
+ * included, as oq_bench_sweep's rows->model_sha256; a baseline that records none is refused);
+ * without it, the attention sweep's (its generated model is what each row's identity holds:
+ * variant, shapes, heads, head_dim, mask). Checked before the sweep; oq_bench_compare's
+ * identity carries the model's SHA-256 too, so rows of two models never match.
+ * OQ_ERR_INVALID_ARG names the baseline and, for two models, both files and SHA-256 prefixes;
+ * OQ_ERR_IO, OQ_ERR_FORMAT: o->model_path cannot be read or hashed. */
+OQ_API oq_status oq_bench_baseline_check_model(const oq_bench_baseline *b, const oq_bench_opts *o, oq_err *err);
+
 /* The machine and runtime the timings depend on, as summary.json records them
  * (system.ort_version, system.evidence.host.cpu_model and cpus, the GPUs' names): "" (0) where
  * unknown. The host's name is not among them: CI runners of one pool have other names on
@@ -509,8 +519,8 @@ OQ_API void oq_bench_baseline_machine(const oq_bench_baseline *b, oq_bench_machi
  * baseline"). */
 OQ_API int oq_bench_machine_differs(const oq_bench_machine *a, const oq_bench_machine *b, char *diff, size_t n);
 /* Whether the baseline ran with other options that change what is timed (session creation
- * timed, warm-up, mask lengths, seed, graph optimization, session configs, EP options, threads,
- * the memory sampler): `diff` "" when not, else the first difference ("opts.include_session true
+ * timed, warm-up, mask lengths, seed, graph optimization, session configs, EP options, the
+ * memory sampler; threads are in each row's identity): `diff` "" when not, else the first difference ("opts.include_session true
  * here, false in the baseline"). A key the baseline does not record is not compared. */
 OQ_API oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opts *o, char *diff, size_t n,
                                          oq_err *err);
@@ -518,27 +528,36 @@ OQ_API oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_be
 /* A row's identity, THE rule rows are matched by: the variant, batch, seq_len, masked, export
  * shapes, io binding, heads/kv_heads/head_dim, threads, inter-op threads, and a model's named
  * dimensions ("cpu:attention24:fp32 batch=1 seq_len=16 masked dynamic io=host h=2/2 d=8
- * threads=1 inter_op=0"). Returns the length (as snprintf). */
+ * threads=1 inter_op=0"). oq_bench_compare adds the model's SHA-256 for a model's rows
+ * (rows->model_sha256, the summary's config.model_sha256: " model=" and its first 16 hex
+ * digits), which the row does not hold. Returns the length (as snprintf). */
 OQ_API int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n);
 
 /* One row of the comparison. */
 typedef enum oq_bench_match {
     OQ_BENCH_MATCH_OK = 0,     /* compared, within every limit */
     OQ_BENCH_MATCH_REGRESSED,  /* compared, a ratio above its limit */
-    OQ_BENCH_MATCH_UNTIMED,    /* in both, but one of them has no timings (not ok there) */
+    OQ_BENCH_MATCH_UNTIMED,    /* in both, but no limited statistic could be compared: one of them
+                                  has no timings (not ok there), or each such statistic is 0 or
+                                  absent on one side */
     OQ_BENCH_MATCH_NEW,        /* in this run only */
     OQ_BENCH_MATCH_MISSING     /* in the baseline only */
 } oq_bench_match;
 OQ_API const char *oq_bench_match_name(oq_bench_match m); /* "ok", "regressed", "untimed", "new", "missing" */
 
 typedef struct oq_bench_row_ratio {
-    char key[512];                       /* oq_bench_row_key */
+    char key[512];                       /* oq_bench_row_key, " model=" a model's SHA-256 prefix */
     size_t row;                          /* index in rows; (size_t)-1 for a missing row */
     oq_bench_match match;
     double old_ms[OQ_BENCH_MAX_LIMITS];  /* per limit: the baseline's statistic, this run's, */
     double new_ms[OQ_BENCH_MAX_LIMITS];  /* and new/old (NAN where not compared) */
     double ratio[OQ_BENCH_MAX_LIMITS];
 } oq_bench_row_ratio;
+/* Why limit k (k < the comparison's limits.n) of a matched row (ok, regressed, untimed) was not
+ * compared: "absent in the baseline", "not a positive time in the baseline" (0 there), "not
+ * timed here"; NULL when it was, or for a new or missing row. Any compared ratio over its limit
+ * regresses the row, whatever its other statistics. */
+OQ_API const char *oq_bench_ratio_why(const oq_bench_row_ratio *e, size_t k);
 
 typedef struct oq_bench_comparison {
     char file[4096];      /* the baseline, as given */

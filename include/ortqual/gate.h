@@ -165,7 +165,10 @@ typedef struct oq_gate_judgement {
  * An earlier summary that failed or ran no test fails the gate, and its skips
  * are judged as the last summary's are.
  * `expect` (nullable) turns on the dispatch requirement.
- * OQ_ERR_INVALID_ARG naming the first expression that does not compile (or is NULL). */
+ * OQ_ERR_INVALID_ARG naming the first expression that does not compile (or is NULL), or that
+ * matches with zero length in any of a few probe texts ("", "a", "word reason", a skip reason):
+ * the empty string ('CUDA|', '.*') or an assertion alone in an alternative ('CUDA|\<', '\b',
+ * '\>'), which match in every reason and so would allow every skip ('.' does that on purpose). */
 OQ_API oq_status oq_gate_judge(const oq_gate_outcome *o, const char *const *allow_skip, size_t n_allow_skip,
                                const oq_dispatch_expect *expect, oq_gate_judgement *out, oq_err *err);
 OQ_API void oq_gate_judgement_clear(oq_gate_judgement *j);

@@ -10,6 +10,7 @@
 #include "core/core-impl.h"
 #include "csv/csv-impl.h"
 #include "fileio/fileio-impl.h"
+#include "inspect/modelfile-impl.h"
 #include "ortqual/bench.h"
 #include "ortqual/evidence.h"
 #include "ortqual/fileio.h"
@@ -31,6 +32,8 @@ struct oq_bench_baseline {
     char verdict[16];          /* its run's verdict ("" when it records none: schema /1) */
     char ort_library[4096];    /* the ONNX Runtime library it ran ("" unrecorded) */
     char ort_diff[4200];       /* oq_bench_baseline_ort_differs's last answer */
+    int model;                     /* a --model sweep's (not the attention sweep's) */
+    char model_path[4096], model_sha256[65]; /* its config.model and config.model_sha256 */
     oq_bench_machine machine;
     json_t *config; /* the baseline run's options; NULL when it has none */
     size_t n;
@@ -112,6 +115,16 @@ int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n)
                     r->inter_op_threads, used ? " " : "", dims);
 }
 
+/* The identity rows are matched by: the row's, and a model's SHA-256 (model_sha256, "" for the
+ * attention sweep, whose generated model the row's own fields define), so that rows of two
+ * models never match. */
+static void identity(const oq_bench_row *r, const char *model_sha256, char *buf, size_t n)
+{
+    int len = oq_bench_row_key(r, buf, n);
+    if (*model_sha256 && len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, " model=%.16s", model_sha256);
+}
+
 /* ---- reading a baseline ---------------------------------------------------------------------- */
 
 static int64_t int_of(json_t *o, const char *k, int64_t none)
@@ -127,7 +140,7 @@ static const char *str_of(json_t *o, const char *k)
 }
 
 /* The fields of a summary row that make its identity, into a row oq_bench_row_key reads. */
-static oq_status row_from_json(const char *file, size_t i, json_t *j, base_row *out, oq_err *err)
+static oq_status row_from_json(const oq_bench_baseline *b, size_t i, json_t *j, base_row *out, oq_err *err)
 {
     oq_bench_row r;
     memset(&r, 0, sizeof r);
@@ -135,7 +148,7 @@ static oq_status row_from_json(const char *file, size_t i, json_t *j, base_row *
     if (!json_is_object(j) || !*variant || !json_is_integer(json_object_get(j, "batch")) ||
         !json_is_integer(json_object_get(j, "seq_len")) || !json_is_object(json_object_get(j, "stats_ms")))
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: results[%zu]: not a bench row (variant, batch, seq_len, stats_ms)",
-                          file, i);
+                          b->file, i);
     oq_err ignored = {0};
     if (oq_config_parse(variant, &r.variant, &ignored)) { /* a name of another version: as written */
         snprintf(r.variant.name, sizeof r.variant.name, "%s", variant);
@@ -163,7 +176,7 @@ static oq_status row_from_json(const char *file, size_t i, json_t *j, base_row *
         snprintf(dv[r.n_dims].name, sizeof dv[r.n_dims].name, "%s", name);
         dv[r.n_dims++].value = json_is_integer(val) ? (int64_t)json_integer_value(val) : -1;
     }
-    oq_bench_row_key(&r, out->key, sizeof out->key);
+    identity(&r, b->model_sha256, out->key, sizeof out->key);
     out->ort = oq_config_uses_ort(&r.variant);
     json_t *stats = json_object_get(j, "stats_ms");
     int timed = !strcmp(str_of(j, "status"), "ok") || json_array_size(json_object_get(j, "samples_ms")) > 0;
@@ -214,13 +227,16 @@ static oq_status read_doc(oq_bench_baseline *b, json_t *doc, oq_err *err)
     machine_from_json(json_object_get(doc, "system"), &b->machine);
     snprintf(b->verdict, sizeof b->verdict, "%s", str_of(doc, "verdict"));
     snprintf(b->ort_library, sizeof b->ort_library, "%s", str_of(json_object_get(doc, "system"), "ort_library"));
+    json_t *config = json_object_get(doc, "config");
+    b->model = !strcmp(str_of(doc, "mode"), "model") || json_is_string(json_object_get(config, "model"));
+    snprintf(b->model_path, sizeof b->model_path, "%s", str_of(config, "model"));
+    snprintf(b->model_sha256, sizeof b->model_sha256, "%s", str_of(config, "model_sha256"));
     b->rows = calloc(json_array_size(results) + 1, sizeof *b->rows);
     if (!b->rows) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", b->file);
     for (size_t i = 0; i < json_array_size(results); i++, b->n++) {
-        oq_status st = row_from_json(b->file, i, json_array_get(results, i), &b->rows[i], err);
+        oq_status st = row_from_json(b, i, json_array_get(results, i), &b->rows[i], err);
         if (st) return st;
     }
-    json_t *config = json_object_get(doc, "config");
     b->config = json_is_object(config) ? json_incref(config) : NULL;
     return check_unique(b, err);
 }
@@ -258,6 +274,41 @@ void oq_bench_baseline_free(oq_bench_baseline *b)
     json_decref(b->config);
     free(b->rows);
     free(b);
+}
+
+/* ---- the model ----------------------------------------------------------------------------- */
+
+/* The model's identity as the sweep takes it (oq_model_file_read: external data included). */
+static oq_status model_sha256_of(const char *path, char sha[65], oq_err *err)
+{
+    oq_model_file m;
+    oq_status st = oq_model_file_read(path, &m, err);
+    if (st) return st;
+    if (!m.sha256[0]) st = oq_err_set(err, OQ_ERR_IO, "%s: its identity is not known: %s", path, m.unhashed.msg);
+    snprintf(sha, 65, "%s", m.sha256);
+    oq_model_file_clear(&m);
+    return st;
+}
+
+oq_status oq_bench_baseline_check_model(const oq_bench_baseline *b, const oq_bench_opts *o, oq_err *err)
+{
+    OQ_NEED(err, b);
+    OQ_NEED(err, o);
+    if (!o->model_path != !b->model)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %s, and this run is %s", b->file,
+                          b->model ? "a model's timings" : "the attention sweep's timings",
+                          o->model_path ? "a model's" : "the attention sweep");
+    if (!o->model_path) return OQ_OK; /* the generated model: each row's identity holds what makes it */
+    if (!b->model_sha256[0])
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: records no model_sha256 for its model '%s', so it cannot be "
+                          "told to be this one", b->file, b->model_path);
+    char here[65];
+    oq_status st = model_sha256_of(o->model_path, here, err);
+    if (st) return st;
+    if (strcmp(here, b->model_sha256))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: another model: sha256 %.12s (%s) in the baseline, %.12s (%s) here",
+                          b->file, b->model_sha256, b->model_path, here, o->model_path);
+    return OQ_OK;
 }
 
 /* ---- the machine --------------------------------------------------------------------------- */
@@ -337,8 +388,7 @@ static const char *const measured[][2] = {
     {"length_policy", "opts.length_policy"},     {"mask_fraction", "opts.mask_fraction"},
     {"seed", "opts.seed"},                       {"int_range", "opts.int_lo,int_hi"},
     {"graph_opt_level", "opts.graph_opt"},       {"session_configs", "opts.session_configs"},
-    {"ep_options", "opts.ep_options"},           {"threads", "opts.threads"},
-    {"inter_op_threads", "opts.inter_op_threads"}, {"mem_sample_us", "opts.mem_sample_us"},
+    {"ep_options", "opts.ep_options"},           {"mem_sample_us", "opts.mem_sample_us"},
 };
 
 static void value_text(json_t *v, char *buf, size_t n)
@@ -387,22 +437,32 @@ static long find(const oq_bench_baseline *b, const unsigned char *used, const ch
     return -1;
 }
 
-/* A matched row: per limit old, new and their ratio; regressed when a ratio is above
- * 1 + pct/100; untimed when a statistic is missing (or 0) on either side. */
+const char *oq_bench_ratio_why(const oq_bench_row_ratio *e, size_t k)
+{
+    if (!e || k >= OQ_BENCH_MAX_LIMITS || e->match == OQ_BENCH_MATCH_NEW || e->match == OQ_BENCH_MATCH_MISSING ||
+        !isnan(e->ratio[k]))
+        return NULL;
+    if (isnan(e->old_ms[k])) return "absent in the baseline";
+    if (!(e->old_ms[k] > 0) || !isfinite(e->old_ms[k])) return "not a positive time in the baseline";
+    return "not timed here";
+}
+
+/* A matched row: per limit old, new and their ratio, where both are times (a statistic 0 or
+ * absent on one side is not compared: oq_bench_ratio_why). Any ratio above 1 + pct/100
+ * regresses the row, whatever the other statistics; a row with no limited statistic compared
+ * is untimed, never ok. */
 static void judge(oq_bench_row_ratio *e, const oq_bench_row *r, const base_row *old, const oq_bench_limits *lim)
 {
-    e->match = OQ_BENCH_MATCH_OK;
+    size_t compared = 0, over = 0;
     for (size_t k = 0; k < lim->n; k++) {
         e->old_ms[k] = old->stat[stat_index(lim->limit[k].stat)];
         e->new_ms[k] = r->n_samples ? stat_value(&r->stats, lim->limit[k].stat) : NAN;
-        if (!(e->old_ms[k] > 0) || !isfinite(e->new_ms[k])) {
-            e->match = OQ_BENCH_MATCH_UNTIMED;
-            continue;
-        }
+        if (!(e->old_ms[k] > 0) || !isfinite(e->old_ms[k]) || !isfinite(e->new_ms[k])) continue;
         e->ratio[k] = e->new_ms[k] / e->old_ms[k];
-        if (e->ratio[k] > 1 + lim->limit[k].pct / 100 && e->match == OQ_BENCH_MATCH_OK)
-            e->match = OQ_BENCH_MATCH_REGRESSED;
+        compared++;
+        over += e->ratio[k] > 1 + lim->limit[k].pct / 100;
     }
+    e->match = over ? OQ_BENCH_MATCH_REGRESSED : compared ? OQ_BENCH_MATCH_OK : OQ_BENCH_MATCH_UNTIMED;
 }
 
 static void count(oq_bench_comparison *c, oq_bench_match m)
@@ -428,7 +488,7 @@ static void compare_rows(oq_bench_comparison *c, const oq_bench_rows *rows, cons
         const oq_bench_row *r = &rows->rows[i];
         if (!oq_config_uses_ort(&r->variant)) continue;
         char key[512];
-        oq_bench_row_key(r, key, sizeof key);
+        identity(r, rows->model_sha256, key, sizeof key);
         oq_bench_row_ratio *e = entry(c, key, i);
         long old = find(b, used, key);
         if (old >= 0) {

@@ -319,16 +319,20 @@ static json_t *argv_json(int argc, char *const *argv)
 }
 
 /* One row of the comparison: its identity, its index in results (null: missing here), how it
- * matched, and per limited statistic old, new, their ratio and the largest ratio allowed. */
+ * matched, and per limited statistic old, new, their ratio, the largest ratio allowed and why
+ * it was not compared (null: it was). */
 static json_t *ratio_json(const oq_bench_comparison *c, const oq_bench_row_ratio *e)
 {
     json_t *stats = json_object();
     for (size_t k = 0; stats && k < c->limits.n && e->match != OQ_BENCH_MATCH_NEW && e->match != OQ_BENCH_MATCH_MISSING;
-         k++)
+         k++) {
+        const char *why = oq_bench_ratio_why(e, k);
         json_object_set_new(stats, c->limits.limit[k].stat,
-                            json_pack("{s:o,s:o,s:o,s:f}", "old_ms", num_or_null(e->old_ms[k]), "new_ms",
+                            json_pack("{s:o,s:o,s:o,s:f,s:o}", "old_ms", num_or_null(e->old_ms[k]), "new_ms",
                                       num_or_null(e->new_ms[k]), "ratio", num_or_null(e->ratio[k]), "max_ratio",
-                                      1 + c->limits.limit[k].pct / 100));
+                                      1 + c->limits.limit[k].pct / 100, "not_compared",
+                                      why ? json_string(why) : json_null()));
+    }
     return json_pack("{s:o,s:o,s:s,s:o}", "row", oq_json_text(e->key), "result",
                      e->row == (size_t)-1 ? json_null() : json_integer((json_int_t)e->row), "match",
                      oq_bench_match_name(e->match), "stats", stats);

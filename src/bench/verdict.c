@@ -33,6 +33,17 @@ static void set(oq_bench_verdict *v, const char *verdict, int exit_status)
     v->exit_status = exit_status;
 }
 
+/* Limited statistics of compared rows (ok, regressed) that were not compared: said, since the
+ * row's match rests on its other statistics. */
+static size_t not_compared(const oq_bench_comparison *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t k = 0; k < c->limits.n; k++)
+            n += c->entries[i].match != OQ_BENCH_MATCH_UNTIMED && oq_bench_ratio_why(&c->entries[i], k) != NULL;
+    return n;
+}
+
 /* The first regressed row against the baseline, said with its worst ratio over its limit. */
 static void say_regressed(const oq_bench_comparison *c, char *buf, size_t n)
 {
@@ -95,9 +106,13 @@ void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_b
                  : o->model_path ? " (timed; no expected outputs, so no output was compared)"
                                  : " (timed; no reference, so no output was compared)");
         if (base) {
-            size_t used = strlen(out->reason);
+            size_t used = strlen(out->reason), left_out = not_compared(base);
             snprintf(out->reason + used, sizeof out->reason - used, "; %zu compared with the baseline, none "
                      "regressed", base->compared);
+            used = strlen(out->reason);
+            if (left_out)
+                snprintf(out->reason + used, sizeof out->reason - used, " (%zu limited statistic%s of compared rows "
+                         "not compared: 0 or absent on one side)", left_out, left_out == 1 ? "" : "s");
         }
     }
 }

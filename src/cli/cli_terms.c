@@ -130,8 +130,6 @@ static const char *const terms[][2] = {
     {"opts.graph_opt", "--graph-opt-level"},
     {"opts.session_configs", "--session-config"},
     {"opts.ep_options", "--ep-option"},
-    {"opts.inter_op_threads", "--inter-op-threads"},
-    {"opts.threads", "--threads"},
     {"opts.mem_sample_us", "--mem-sample-ms (in us)"},
 };
 

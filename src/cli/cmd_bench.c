@@ -546,7 +546,12 @@ static void print_baseline(const oq_bench_comparison *b)
         for (size_t k = 0; k < b->limits.n; k++)
             printf(" %13s %13s %7s", ms_str(e->old_ms[k], x, sizeof x), ms_str(e->new_ms[k], y, sizeof y),
                    isnan(e->ratio[k]) ? "-" : (snprintf(q, sizeof q, "x%.3f", e->ratio[k]), q));
-        printf("  %s\n", oq_cli_shown(e->key));
+        printf("  %s", oq_cli_shown(e->key));
+        for (size_t k = 0; k < b->limits.n; k++) { /* a statistic left out of the row's judgement */
+            const char *why = oq_bench_ratio_why(e, k);
+            if (why) printf("  (%s not compared: %s)", b->limits.limit[k].stat, why);
+        }
+        printf("\n");
     }
 }
 
@@ -783,11 +788,12 @@ static int finish_args(cli_state *c)
                     "an earlier run's summary.json (ortqual.bench/1 or /2): each\n"                             \
                     "ONNX Runtime row is compared with the row of the same identity\n"                          \
                     "there (variant, batch, seq_len, mode, shapes, io binding,\n"                               \
-                    "heads, threads, a model's dims); rows of one side only are listed"),                       \
+                    "heads, threads, a model's dims and SHA-256); rows of one side\n"                          \
+                    "only are listed. A baseline of another --model is refused"),                               \
     OQ_OPT_CALLBACK("max-slowdown", "STAT=PCT[,...]", set_once, &c->max_slowdown,                               \
                     "with --baseline: a row whose STAT new/old is above 1 + PCT/100\n"                          \
-                    "regressed, and the run fails (exit 1). STAT: p50, p90, p95,\n"                             \
-                    "p99, p99.9, max, mean (default p50=10%)"),                                                 \
+                    "regressed (whatever its other STATs), and the run fails (exit 1).\n"                       \
+                    "STAT: p50, p90, p95, p99, p99.9, max, mean (default p50=10%)"),                            \
     OQ_OPT_FLAG("baseline-any-host", &c->any_host,                                                              \
                 "compare although the baseline ran on another machine or ONNX\n"                               \
                 "Runtime (CPU model or count, GPUs, ORT version; refused otherwise)")
@@ -916,14 +922,15 @@ static oq_status ready_to_run(void *ctx, oq_err *err)
     return OQ_OK;
 }
 
-/* --baseline read and its machine checked before the sweep: a baseline that cannot be used is
- * said before hours of work, and exit 2 (an input of the user's). */
+/* --baseline read, its model and its machine checked before the sweep: a baseline that cannot be
+ * used is said before hours of work, and exit 2 (an input of the user's). */
 static int open_baseline(cli_state *c, oq_runtime *rt)
 {
     if (!c->baseline_path) return OQ_EXIT_OK;
     oq_err err = {0};
     oq_bench_machine here, there;
     oq_status st = oq_bench_baseline_read(c->baseline_path, &c->baseline, &err);
+    if (!st) st = oq_bench_baseline_check_model(c->baseline, &c->o, &err);
     if (!st) st = oq_bench_machine_probe(rt, &here, &err);
     if (st) {
         fprintf(stderr, "ortqual bench: --baseline: %s\n", err.msg);

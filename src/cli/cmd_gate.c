@@ -281,8 +281,9 @@ int cmd_gate(int argc, char **argv)
                     "unittest -v's \"name: why\".\n"
                     "Repeated: each is compiled and matched on its own, any\n"
                     "of them allows a skip. One that matches the empty string\n"
-                    "('CUDA|') is refused: it would allow every skip; '.' does\n"
-                    "that on purpose. Default: no skip is allowed."),
+                    "('CUDA|') or with zero width ('CUDA|\\<', '\\b') is refused:\n"
+                    "it would allow every skip; '.' does that on purpose.\n"
+                    "Default: no skip is allowed."),
         OQ_OPT_LIST("require-dispatch", "KERNEL|NODE=KERNEL", &disp,
                     "every SdpaKernel= routing line ORT prints must name an\n"
                     "allowed kernel (all lines, not the first), and at least one\n"

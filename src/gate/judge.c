@@ -92,8 +92,48 @@ static void allow_free(allow_set *a)
     a->n = 0;
 }
 
+/* Texts each expression is searched in before it is used. One that matches any of them with
+ * zero width (the empty string, or an assertion alone in an alternative: 'CUDA|\<', '\b',
+ * '^', '$', 'x*' in "a") matches in nearly every reason, so it would allow every skip. */
+static const char *const zero_width_probes[] = {"", "a", "word reason",
+                                                "test_fp16: requires CUDA (sm_80 or newer), found 0 GPUs"};
+
+/* 1 with the probe and the offset in it where `re` matches with zero length; searched from
+ * every offset, since a search reports only its leftmost match. */
+static int zero_width_match(const regex_t *re, const char **probe, size_t *at)
+{
+    for (size_t p = 0; p < sizeof zero_width_probes / sizeof *zero_width_probes; p++) {
+        const char *s = zero_width_probes[p];
+        for (size_t i = 0; i <= strlen(s); i++) {
+            regmatch_t m;
+            if (regexec(re, s + i, 1, &m, i ? REG_NOTBOL : 0) == 0 && m.rm_eo == m.rm_so) {
+                *probe = s;
+                *at = i + (size_t)m.rm_so;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static oq_status refuse_zero_width(const char *pat, const char *probe, size_t at, oq_err *err)
+{
+    if (!*probe)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "allow_skip '%s' matches the empty string, so it would allow every skip (an empty "
+                          "alternative, or the whole pattern under '*' or '?'); to allow every skip on purpose, "
+                          "give '.'",
+                          pat);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "allow_skip '%s' matches with zero width (in \"%s\" at offset %zu), so it would allow every "
+                      "skip (an alternative that is only an assertion such as '\\<', '\\b', '^' or '$', or that "
+                      "may be empty); to allow every skip on purpose, give '.'",
+                      pat, probe, at);
+}
+
 /* Each expression alone: joined as text into one ("(a)|(b)"), a stray parenthesis in one closed
- * its group early and the rest matched every reason. */
+ * its group early and the rest matched every reason. Compiled with its match positions, which
+ * the zero-width probe reads. */
 static oq_status allow_compile(allow_set *a, const char *const *pat, size_t n, oq_err *err)
 {
     memset(a, 0, sizeof *a);
@@ -105,7 +145,7 @@ static oq_status allow_compile(allow_set *a, const char *const *pat, size_t n, o
             allow_free(a);
             return st;
         }
-        int rc = regcomp(&a->re[a->n], pat[a->n], REG_EXTENDED | REG_NOSUB);
+        int rc = regcomp(&a->re[a->n], pat[a->n], REG_EXTENDED);
         if (rc != 0) {
             char msg[256];
             regerror(rc, &a->re[a->n], msg, sizeof msg);
@@ -113,13 +153,10 @@ static oq_status allow_compile(allow_set *a, const char *const *pat, size_t n, o
             allow_free(a);
             return st;
         }
-        /* A search that finds "" finds it in every reason: 'CUDA|' (a stray '|') allows all. */
-        if (regexec(&a->re[a->n], "", 0, NULL, 0) == 0) {
-            oq_status st = oq_err_set(err, OQ_ERR_INVALID_ARG,
-                                      "allow_skip '%s' matches the empty string, so it would allow "
-                                      "every skip (an empty alternative, or the whole pattern under "
-                                      "'*' or '?'); to allow every skip on purpose, give '.'",
-                                      pat[a->n]);
+        const char *probe;
+        size_t at;
+        if (zero_width_match(&a->re[a->n], &probe, &at)) {
+            oq_status st = refuse_zero_width(pat[a->n], probe, at, err);
             a->n++; /* compiled: freed with the rest */
             allow_free(a);
             return st;

@@ -191,7 +191,10 @@ static void baseline_section(oq_sb *b, const json_t *base)
             oq_html_td(b, stat);
             cell_num(b, json_object_get(v, "old_ms"), 1);
             cell_num(b, json_object_get(v, "new_ms"), 1);
-            cell_num(b, json_object_get(v, "ratio"), 1);
+            if (json_is_string(json_object_get(v, "not_compared"))) /* why (the row may be compared on others) */
+                oq_html_td(b, oq_j_str(v, "not_compared", ""));
+            else
+                cell_num(b, json_object_get(v, "ratio"), 1);
             cell_num(b, json_object_get(v, "max_ratio"), 1);
         }
         oq_sb_puts(b, "</tr>\n");

@@ -50,6 +50,31 @@ page = open(d + "/report.html").read()
 assert 'id="baseline"' in page and "regressed" in page and "half.json" in page, "no baseline in the page"
 PYEOF
 
+# QA hostile3 #3: p50 regressed (the baseline says 1e-6 ms) while p99 is 0 or absent there: the row
+# is regressed, not untimed, whatever the order of the limits, and the p99 left out is said
+$PY - "$T/r1/summary.json" "$T/odd" <<'PYEOF'
+import json, sys
+for how in ("zero", "absent"):
+    s = json.load(open(sys.argv[1]))
+    st = s["results"][0]["stats_ms"]
+    st["p50"] = 1e-6
+    if how == "zero": st["p99"] = 0
+    else: del st["p99"]
+    json.dump(s, open(sys.argv[2] + "_" + how + ".json", "w"))
+PYEOF
+for how in "zero p50=10%,p99=10% not a positive time in the baseline" "absent p99=10%,p50=10% absent in the baseline"; do
+    set -- $how
+    lim=$2 why="${how#* * }"
+    "$Q" "${B[@]}" --outdir "$T/o_$1" --baseline "$T/odd_$1.json" --max-slowdown "$lim" >"$T/o_$1.log" 2>&1
+    rc=$?
+    [ $rc = 1 ] && grep -q "^regressed .*seq_len=64 .*(p99 not compared: $why)" "$T/o_$1.log" &&
+        grep -q "1 compared, 1 regressed, 0 untimed" "$T/o_$1.log" && ok "p99 $1 in the baseline: p50's regression stands" ||
+        bad "p99 $1, $lim: exit $rc: $(cat "$T/o_$1.log")"
+    $PY -c "import json,sys; s=json.load(open(sys.argv[1])); r=s['baseline']['rows'][0]['stats']
+assert s['exit_status'] == 1 and r['p99']['not_compared'] == sys.argv[2] and r['p50']['not_compared'] is None, r" \
+        "$T/o_$1/summary.json" "$why" && ok "summary.json: p99 not compared, said" || bad "o_$1/summary.json"
+done
+
 # nothing matched (another thread count): not green, whatever --allow-skip
 expect 1 "untested: no row was compared with the baseline" \
     "$Q" "${B[@]}" --threads 2 --outdir "$T/r4" --baseline "$T/r1/summary.json" --allow-skip
@@ -76,6 +101,36 @@ PYEOF
 one_line 2 "^ortqual bench: --baseline .*other.json: another machine: CPU model '.*' here, 'Another CPU 9000' in the baseline" \
     "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/other.json"
 [ ! -e "$T/x1" ] && ok "refusals wrote nothing" || bad "refusals left $T/x1"
+# QA hostile3 #4: another model's baseline was compared (1 compared, 0 regressed, exit 0). The
+# model's SHA-256 is checked before the sweep (exit 2, both files and prefixes named, nothing
+# written), and a copy of the same model at another path compares
+F="$OQ_SOURCE_DIR/tests/fixtures/torch"
+M=(--iters 5 --warmup 1 --threads 1 --quiet)
+ENC=(--model "$F/tx_encoder/tx_encoder_op18.onnx" --inputs "$F/tx_encoder/io.npz")
+expect 0 "wrote" "$Q" bench "${ENC[@]}" "${M[@]}" --outdir "$T/m1"
+sha() { sha256sum "$1" | cut -c1-12; }
+one_line 2 "^ortqual bench: --baseline: .*m1/summary.json: another model: sha256 $(sha "$F/tx_encoder/tx_encoder_op18.onnx") \(.*tx_encoder_op18.onnx\) in the baseline, $(sha "$F/decoder_lm/decoder_lm_op18.onnx") \(.*decoder_lm_op18.onnx\) here$" \
+    "$Q" bench --model "$F/decoder_lm/decoder_lm_op18.onnx" --inputs "$F/decoder_lm/io.npz" "${M[@]}" --outdir "$T/x1" \
+    --baseline "$T/m1/summary.json"
+one_line 2 "^ortqual bench: --baseline: .*r1/summary.json: the attention sweep's timings, and this run is a model's" \
+    "$Q" bench "${ENC[@]}" "${M[@]}" --outdir "$T/x1" --baseline "$T/r1/summary.json"
+one_line 2 "^ortqual bench: --baseline: .*m1/summary.json: a model's timings, and this run is the attention sweep" \
+    "$Q" "${B[@]}" --outdir "$T/x1" --baseline "$T/m1/summary.json"
+$PY - "$T/m1/summary.json" "$T/nosha.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+del s["config"]["model_sha256"]
+json.dump(s, open(sys.argv[2], "w"))
+PYEOF
+one_line 2 "^ortqual bench: --baseline: .*nosha.json: records no model_sha256 for its model '.*tx_encoder_op18.onnx'" \
+    "$Q" bench "${ENC[@]}" "${M[@]}" --outdir "$T/x1" --baseline "$T/nosha.json"
+[ ! -e "$T/x1" ] && ok "model refusals wrote nothing" || bad "model refusals left $T/x1"
+cp "$F/tx_encoder/tx_encoder_op18.onnx" "$T/copy.onnx"
+expect 0 "1 compared, 0 regressed, 0 untimed, 0 new, 0 missing" "$Q" bench --model "$T/copy.onnx" \
+    --inputs "$F/tx_encoder/io.npz" "${M[@]}" --outdir "$T/m2" --baseline "$T/m1/summary.json" --max-slowdown p50=1000%
+grep -q "\"row\": \"cpu:model:fp32 batch=.* model=$(sha256sum "$F/tx_encoder/tx_encoder_op18.onnx" | cut -c1-16)\"" \
+    "$T/m2/summary.json" && ok "m2: the identity carries the model" || bad "m2: $(grep '"row"' "$T/m2/summary.json")"
+
 expect 0 "baseline from another machine \(CPU model .*Another CPU 9000.*\): compared anyway" \
     "$Q" "${B[@]}" --outdir "$T/x2" --baseline "$T/other.json" --baseline-any-host --max-slowdown p50=1000%
 grep -q '"any_host": true' "$T/x2/summary.json" && grep -q '"host_difference": "CPU model' "$T/x2/summary.json" &&

@@ -198,6 +198,11 @@ gate 2 --allow-skip 'CUDA|' -- true && expect "--allow-skip 'CUDA|' matches the 
 printf '[  PASSED  ] 1 test.\n\n  YOU HAVE 3 DISABLED TESTS\n' >"$W/gtest_disabled.log"
 gate 1 -- cat "$W/gtest_disabled.log" && expect "skipped (no --allow-skip given): [3] YOU HAVE 3 DISABLED TESTS"
 gate 0 --allow-skip '^YOU HAVE [0-9]+ DISABLED' -- cat "$W/gtest_disabled.log"
+# QA hostile3 #5: a zero-width assertion alone in an alternative matches in every reason
+for re in 'CUDA|\<' 'CUDA|\b' 'CUDA|\>'; do
+    gate 2 --allow-skip "$re" -- cat "$W/gtest_disabled.log" &&
+        expect "--allow-skip '$re' matches with zero width (in \"a\" at offset"
+done
 gate 2 && expect "no command given"
 gate 2 --allow-skip '(' -- true && expect "--allow-skip '('"
 gate 2 --require-dispatch flashy -- true && expect "'flashy' is not a kernel"

@@ -13,7 +13,11 @@
 #include <cmocka.h>
 
 #include "bench/bench-impl.h"
+#include "core/core-impl.h"
 #include "ortqual/bench.h"
+#include "ortqual/export.h"
+#include "ortqual/fileio.h"
+#include "ortqual/graph.h"
 
 #include "testutil.h"
 
@@ -319,6 +323,185 @@ static void test_config_differs(void **state)
     remove_dir(dir);
 }
 
+/* A baseline whose row has p50 = old_p50 and p99 as given ("0", or NULL: absent), the other
+ * statistics at 1 ms. */
+static oq_bench_baseline *odd_baseline(const char *dir, double old_p50, const char *p99)
+{
+    char path[4200], p99_item[64] = "";
+    snprintf(path, sizeof path, "%s/odd.json", dir);
+    if (p99) snprintf(p99_item, sizeof p99_item, ",\"p99\":%s", p99);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schema\":\"ortqual.bench/2\",\"results\":[{\"variant\":\"cpu:attention24:fp32\",\"status\":\"ok\","
+               "\"batch\":1,\"seq_len\":16,\"masked\":true,\"shapes\":\"dynamic\",\"io_binding\":\"host\",\"heads\":2,"
+               "\"kv_heads\":2,\"head_dim\":8,\"threads\":1,\"inter_op_threads\":0,\"samples_ms\":[1],"
+               "\"stats_ms\":{\"mean\":1,\"p50\":%.17g,\"p90\":1,\"p95\":1,\"p99.9\":1,\"max\":1%s}}]}\n",
+            old_p50, p99_item);
+    fclose(f);
+    oq_bench_baseline *b = NULL;
+    oq_err e = OQ_ERR_INIT;
+    assert_int_equal(oq_bench_baseline_read(path, &b, &e), OQ_OK);
+    return b;
+}
+
+/* QA hostile3 #3: a statistic 0 or absent in the baseline made the row untimed, which hid a
+ * regression on another limited statistic (the run passed, exit 0). Any ratio over its limit
+ * regresses the row, in whatever order the limits come; the statistic not compared is said. */
+static void test_regression_not_hidden_by_a_missing_statistic(void **state)
+{
+    (void)state;
+    const char *p99s[] = {"0", NULL};
+    const char *orders[] = {"p50=10%,p99=10%", "p99=10%,p50=10%"};
+    for (int z = 0; z < 2; z++)
+        for (int o = 0; o < 2; o++) {
+            fixture x;
+            oq_err e = OQ_ERR_INIT;
+            fixture_open(&x, 1);
+            oq_bench_baseline *b = odd_baseline(x.dir, 1e-6, p99s[z]);
+            assert_int_equal(oq_bench_limits_parse(orders[o], &x.lim, &e), OQ_OK);
+            make_row(&x.r[0], 16, 1, 3.5); /* x3.5e6 on p50 */
+            assert_int_equal(oq_bench_compare(&x.rows, b, &x.lim, NULL, &e), OQ_OK);
+            const oq_bench_comparison *c = x.rows.baseline;
+            assert_int_equal(c->entries[0].match, OQ_BENCH_MATCH_REGRESSED);
+            assert_int_equal(c->regressed, 1);
+            assert_int_equal(c->untimed, 0);
+            size_t p99 = !strcmp(x.lim.limit[0].stat, "p99") ? 0 : 1;
+            assert_true(isnan(c->entries[0].ratio[p99]));
+            assert_string_equal(oq_bench_ratio_why(&c->entries[0], p99),
+                                z ? "absent in the baseline" : "not a positive time in the baseline");
+            assert_null(oq_bench_ratio_why(&c->entries[0], 1 - p99));
+            oq_bench_verdict v;
+            oq_bench_verdict_of(&x.o, &x.rows, &v);
+            assert_string_equal(v.verdict, "failed");
+            assert_int_equal(v.exit_status, 1);
+            assert_non_null(strstr(v.reason, "p50 1e-06 ms -> 3.5 ms"));
+            oq_bench_baseline_free(b);
+            fixture_close(&x);
+        }
+}
+
+/* A row whose limited statistics are all 0 or absent on one side is untimed, never ok; one
+ * compared on some is ok or regressed on those, and the verdict says what was left out. */
+static void test_statistics_not_compared(void **state)
+{
+    (void)state;
+    fixture x;
+    oq_err e = OQ_ERR_INIT;
+    fixture_open(&x, 1);
+    oq_bench_baseline *b = odd_baseline(x.dir, 0, NULL);
+    assert_int_equal(oq_bench_limits_parse("p50=10%,p99=10%", &x.lim, &e), OQ_OK);
+    make_row(&x.r[0], 16, 1, 1.0);
+    assert_int_equal(oq_bench_compare(&x.rows, b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->entries[0].match, OQ_BENCH_MATCH_UNTIMED);
+    assert_int_equal(x.rows.baseline->compared, 0);
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "untested");
+    assert_int_equal(v.exit_status, 1);
+    /* p90 compared (1 ms -> 1 ms), p99 absent: ok, and said */
+    assert_int_equal(oq_bench_limits_parse("p99=10%,p90=10%", &x.lim, &e), OQ_OK);
+    assert_int_equal(oq_bench_compare(&x.rows, b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->entries[0].match, OQ_BENCH_MATCH_OK);
+    assert_string_equal(oq_bench_ratio_why(&x.rows.baseline->entries[0], 0), "absent in the baseline");
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "passed");
+    assert_non_null(strstr(v.reason, "1 compared with the baseline, none regressed (1 limited statistic of compared "
+                                     "rows not compared: 0 or absent on one side)"));
+    /* this run's row did not run: every statistic "not timed here" */
+    x.r[0].status = OQ_BENCH_OOM;
+    x.r[0].n_samples = 0;
+    assert_int_equal(oq_bench_compare(&x.rows, b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->entries[0].match, OQ_BENCH_MATCH_UNTIMED);
+    assert_string_equal(oq_bench_ratio_why(&x.rows.baseline->entries[0], 1), "not timed here");
+    assert_null(oq_bench_ratio_why(NULL, 0));
+    oq_bench_baseline_free(b);
+    fixture_close(&x);
+}
+
+/* A --model sweep's summary of model `path` (SHA-256 `sha`, NULL: none recorded), one row. */
+static oq_bench_baseline *model_baseline(const char *dir, const char *path, const char *sha)
+{
+    char file[4200], sha_item[128] = "";
+    snprintf(file, sizeof file, "%s/model_baseline.json", dir);
+    if (sha) snprintf(sha_item, sizeof sha_item, ",\"model_sha256\":\"%s\"", sha);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schema\":\"ortqual.bench/2\",\"mode\":\"model\",\"config\":{\"model\":\"%s\"%s},\"results\":[",
+            path, sha_item);
+    json_row(f, "cpu:model:fp32", 16, 1, 1.0, 1);
+    fprintf(f, "]}\n");
+    fclose(f);
+    oq_bench_baseline *b = NULL;
+    oq_err e = OQ_ERR_INIT;
+    assert_int_equal(oq_bench_baseline_read(file, &b, &e), OQ_OK);
+    return b;
+}
+
+/* QA hostile3 #4: a --model run compared with another model's baseline (1 compared, none
+ * regressed). The check before the sweep refuses it, naming both files and SHA-256 prefixes,
+ * and the identity carries the model, so rows of two models never match. */
+static void test_another_model_never_matches(void **state)
+{
+    (void)state;
+    fixture x;
+    oq_err e = OQ_ERR_INIT;
+    fixture_open(&x, 1);
+    char here[4200], sha[65];
+    snprintf(here, sizeof here, "%s/here.onnx", x.dir);
+    oq_sdpa_config sc;
+    oq_sdpa_config_default(&sc);
+    oq_graph *g = NULL;
+    uint8_t *buf = NULL;
+    size_t n = 0;
+    assert_int_equal(oq_export_sdpa(&sc, &g, &e), OQ_OK);
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, &e), OQ_OK);
+    assert_int_equal(oq_write_file_atomic(here, buf, n, 1, &e), OQ_OK);
+    oq_sha256_buf(buf, n, sha);
+    free(buf);
+    oq_graph_free(g);
+    const char *other = "a1a0006dd5a5c3d7aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    oq_bench_baseline *b = model_baseline(x.dir, "/there/slow.onnx", other);
+    x.o.model_path = here;
+    assert_int_equal(oq_bench_baseline_check_model(b, &x.o, &e), OQ_ERR_INVALID_ARG);
+    char want[8400];
+    snprintf(want, sizeof want, "%s/model_baseline.json: another model: sha256 a1a0006dd5a5 (/there/slow.onnx) in "
+                                "the baseline, %.12s (%s) here", x.dir, sha, here);
+    assert_string_equal(e.msg, want);
+    /* compared anyway (a library caller that skips the check): new and missing, not green */
+    make_row(&x.r[0], 16, 1, 1.0);
+    snprintf(x.r[0].variant.name, sizeof x.r[0].variant.name, "cpu:model:fp32"); /* as the baseline reads it */
+    snprintf(x.rows.model_sha256, sizeof x.rows.model_sha256, "%s", sha);
+    assert_int_equal(oq_bench_compare(&x.rows, b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->compared, 0);
+    assert_int_equal(x.rows.baseline->added, 1);
+    assert_int_equal(x.rows.baseline->missing, 1);
+    assert_non_null(strstr(x.rows.baseline->entries[0].key, " model="));
+    oq_bench_verdict v;
+    oq_bench_verdict_of(&x.o, &x.rows, &v);
+    assert_string_equal(v.verdict, "untested");
+    oq_bench_baseline_free(b);
+    /* the same model (another path): checked and compared */
+    b = model_baseline(x.dir, "/there/copy.onnx", sha);
+    assert_int_equal(oq_bench_baseline_check_model(b, &x.o, &e), OQ_OK);
+    assert_int_equal(oq_bench_compare(&x.rows, b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->compared, 1);
+    oq_bench_baseline_free(b);
+    /* no SHA-256 recorded: cannot be told to be this model */
+    b = model_baseline(x.dir, "/there/copy.onnx", NULL);
+    assert_int_equal(oq_bench_baseline_check_model(b, &x.o, &e), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "records no model_sha256 for its model '/there/copy.onnx'"));
+    /* a model's baseline for the attention sweep, and the attention sweep's for a model */
+    x.o.model_path = NULL;
+    assert_int_equal(oq_bench_baseline_check_model(b, &x.o, &e), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "a model's timings, and this run is the attention sweep"));
+    assert_int_equal(oq_bench_baseline_check_model(x.b, &x.o, &e), OQ_OK);
+    x.o.model_path = here;
+    assert_int_equal(oq_bench_baseline_check_model(x.b, &x.o, &e), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "the attention sweep's timings, and this run is a model's"));
+    oq_bench_baseline_free(b);
+    fixture_close(&x);
+}
+
 static void test_baseline_refused(void **state)
 {
     (void)state;
@@ -362,6 +545,9 @@ int main(void)
         cmocka_unit_test(test_regressed_row_fails),
         cmocka_unit_test(test_nothing_matched_is_not_green),
         cmocka_unit_test(test_untimed_and_failed_rows),
+        cmocka_unit_test(test_regression_not_hidden_by_a_missing_statistic),
+        cmocka_unit_test(test_statistics_not_compared),
+        cmocka_unit_test(test_another_model_never_matches),
         cmocka_unit_test(test_baseline_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -594,6 +594,23 @@ static void allow_skip_each_alone(void **state)
         assert_int_equal(oq_gate_judge(&o, empty_branch[i], 1, NULL, &j, &err), OQ_ERR_INVALID_ARG);
         assert_non_null(strstr(err.msg, "matches the empty string, so it would allow every skip"));
     }
+    /* QA hostile3 #5: a zero-width assertion alone in an alternative never matches "" but matches
+     * in every reason with a word: refused too, naming the text it matched in */
+    const char *zero_width[][1] = {{"CUDA|\\<"}, {"CUDA|\\b"}, {"CUDA|\\>"}, {"GPU|\\<(x)?"}, {"(CUDA|\\<)x?"}};
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(oq_gate_judge(&o, zero_width[i], 1, NULL, &j, &err), OQ_ERR_INVALID_ARG);
+        assert_non_null(strstr(err.msg, "matches with zero width (in \""));
+        assert_non_null(strstr(err.msg, "so it would allow every skip"));
+        assert_int_equal(j.n_reasons, 0);
+    }
+    assert_string_equal(err.msg, "allow_skip '(CUDA|\\<)x?' matches with zero width (in \"a\" at offset 0), so it "
+                                 "would allow every skip (an alternative that is only an assertion such as '\\<', "
+                                 "'\\b', '^' or '$', or that may be empty); to allow every skip on purpose, give '.'");
+    /* anchored and word-bounded expressions that need text still allow only their skips */
+    const char *anchored[] = {"\\<bf16\\>$", "^t\\.py:3: flaky\\b"};
+    assert_int_equal(oq_gate_judge(&o, anchored, 2, NULL, &j, &err), OQ_OK);
+    assert_int_equal(j.verdict, OQ_GATE_PASS);
+    oq_gate_judgement_clear(&j);
     const char *hole[] = {"bf16", NULL};
     assert_int_equal(oq_gate_judge(&o, hole, 2, NULL, &j, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "oq_gate_judge: allow_skip[1] is NULL");
