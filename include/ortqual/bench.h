@@ -504,6 +504,11 @@ typedef struct oq_bench_baseline oq_bench_baseline;
  * without its identity or statistics) name the file and, for a row, its index. */
 OQ_API oq_status oq_bench_baseline_read(const char *path, oq_bench_baseline **out, oq_err *err);
 OQ_API void oq_bench_baseline_free(oq_bench_baseline *b);
+/* Another ONNX Runtime library of the same version as the baseline's (its system.ort_library
+ * against rt's path): "another ONNX Runtime library of version 1.29.0: PATH here, PATH in the
+ * baseline", "" when the same, the versions differ (oq_bench_machine_differs says it) or the
+ * baseline records none. Kept in b: oq_bench_compare's comparison carries it. */
+OQ_API const char *oq_bench_baseline_ort_differs(oq_bench_baseline *b, oq_runtime *rt);
 
 /* The baseline timed the model this run times (o: the run's options): with o->model_path, a
  * model's sweep of a file of the same SHA-256 (read here once more, external-data files
@@ -533,6 +538,12 @@ OQ_API void oq_bench_baseline_machine(const oq_bench_baseline *b, oq_bench_machi
  * with the first difference in `diff` ("ONNX Runtime version '1.24.0' here, '1.23.0' in the
  * baseline"). */
 OQ_API int oq_bench_machine_differs(const oq_bench_machine *a, const oq_bench_machine *b, char *diff, size_t n);
+/* Whether the baseline ran with other options that change what is timed (session creation
+ * timed, warm-up, mask lengths, seed, graph optimization, session configs, EP options, the
+ * memory sampler; threads are in each row's identity): `diff` "" when not, else the first difference ("opts.include_session true
+ * here, false in the baseline"). A key the baseline does not record is not compared. */
+OQ_API oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opts *o, char *diff, size_t n,
+                                         oq_err *err);
 
 /* A row's identity, THE rule rows are matched by: the variant, batch, seq_len, masked, export
  * shapes, io binding, heads/kv_heads/head_dim, threads, inter-op threads, and a model's named
@@ -585,6 +596,10 @@ typedef struct oq_bench_comparison {
  * `host_diff` (NULL or "": the same machine) is recorded as any_host. OQ_ERR_NOMEM. */
 OQ_API oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
                                   const char *host_diff, oq_err *err);
+/* Of a comparison oq_bench_compare made: the baseline run's own verdict ("passed"; "" when it
+ * records none, NULL c), and oq_bench_baseline_ort_differs's note ("" none). */
+OQ_API const char *oq_bench_comparison_verdict(const oq_bench_comparison *c);
+OQ_API const char *oq_bench_comparison_ort_diff(const oq_bench_comparison *c);
 
 /* The schema of bench's summary.json. Before it had one (before 2026-12-06) the time it was
  * written was "created"; it is now "end", as in every ortqual document (read either way). */

@@ -8,12 +8,14 @@
 
 #include "bench/bench-impl.h"
 #include "core/core-impl.h"
+#include "csv/csv-impl.h"
 #include "fileio/fileio-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "ortqual/bench.h"
 #include "ortqual/evidence.h"
 #include "ortqual/fileio.h"
 #include "status/args-impl.h"
+#include "status/terms-impl.h"
 
 static const char *const stat_names[OQ_BENCH_MAX_LIMITS] = {"p50", "p90", "p95", "p99", "p99.9", "max", "mean"};
 
@@ -27,9 +29,13 @@ typedef struct base_row {
 
 struct oq_bench_baseline {
     char file[4096], sha256[65], schema[32];
+    char verdict[16];          /* its run's verdict ("" when it records none: schema /1) */
+    char ort_library[4096];    /* the ONNX Runtime library it ran ("" unrecorded) */
+    char ort_diff[4200];       /* oq_bench_baseline_ort_differs's last answer */
     int model;                     /* a --model sweep's (not the attention sweep's) */
     char model_path[4096], model_sha256[65]; /* its config.model and config.model_sha256 */
     oq_bench_machine machine;
+    json_t *config; /* the baseline run's options; NULL when it has none */
     size_t n;
     base_row *rows;
 };
@@ -100,14 +106,13 @@ int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n)
     if (!r) return buf && n ? (*buf = '\0', 0) : 0;
     char dims[256] = "";
     size_t used = 0;
-    for (size_t i = 0; i < r->n_dims && used < sizeof dims; i++)
-        used += (size_t)snprintf(dims + used, sizeof dims - used, " %s=%lld", r->dims[i].name,
-                                 (long long)r->dims[i].value);
-    return snprintf(buf, n, "%s batch=%lld seq_len=%lld %s %s io=%s h=%d/%d d=%d threads=%d inter_op=%d%s",
+    for (size_t i = 0; i < r->n_dims; i++) /* escaped: "s 1=8" is one dimension, not two */
+        used = oq_csv_dims_append(dims, sizeof dims, used, " ", r->dims[i].name, (long long)r->dims[i].value);
+    return snprintf(buf, n, "%s batch=%lld seq_len=%lld %s %s io=%s h=%d/%d d=%d threads=%d inter_op=%d%s%s",
                     r->variant.name, (long long)r->batch, (long long)r->seq_len, r->masked ? "masked" : "unmasked",
                     r->static_shapes < 0 ? "-" : r->static_shapes ? "static" : "dynamic",
                     oq_io_binding_name(r->io), r->heads, r->kv_heads, r->head_dim, r->threads,
-                    r->inter_op_threads, dims);
+                    r->inter_op_threads, used ? " " : "", dims);
 }
 
 /* The identity rows are matched by: the row's, and a model's SHA-256 (model_sha256, "" for the
@@ -198,6 +203,18 @@ static void machine_from_json(json_t *system, oq_bench_machine *m)
     }
 }
 
+/* Two ONNX Runtime rows of one identity make an ambiguous baseline: which one a row of this
+ * run is compared with would be chance. */
+static oq_status check_unique(const oq_bench_baseline *b, oq_err *err)
+{
+    for (size_t i = 0; i < b->n; i++)
+        for (size_t j = i + 1; b->rows[i].ort && j < b->n; j++)
+            if (b->rows[j].ort && !strcmp(b->rows[i].key, b->rows[j].key))
+                return oq_err_set(err, OQ_ERR_FORMAT, "%s: results[%zu] and results[%zu] are one row (%s): an "
+                                  "ambiguous baseline", b->file, i, j, b->rows[i].key);
+    return OQ_OK;
+}
+
 static oq_status read_doc(oq_bench_baseline *b, json_t *doc, oq_err *err)
 {
     const char *schema = str_of(doc, "schema");
@@ -208,6 +225,8 @@ static oq_status read_doc(oq_bench_baseline *b, json_t *doc, oq_err *err)
     json_t *results = json_object_get(doc, "results");
     if (!json_is_array(results)) return oq_err_set(err, OQ_ERR_FORMAT, "%s: no results array", b->file);
     machine_from_json(json_object_get(doc, "system"), &b->machine);
+    snprintf(b->verdict, sizeof b->verdict, "%s", str_of(doc, "verdict"));
+    snprintf(b->ort_library, sizeof b->ort_library, "%s", str_of(json_object_get(doc, "system"), "ort_library"));
     json_t *config = json_object_get(doc, "config");
     b->model = !strcmp(str_of(doc, "mode"), "model") || json_is_string(json_object_get(config, "model"));
     snprintf(b->model_path, sizeof b->model_path, "%s", str_of(config, "model"));
@@ -218,7 +237,8 @@ static oq_status read_doc(oq_bench_baseline *b, json_t *doc, oq_err *err)
         oq_status st = row_from_json(b, i, json_array_get(results, i), &b->rows[i], err);
         if (st) return st;
     }
-    return OQ_OK;
+    b->config = json_is_object(config) ? json_incref(config) : NULL;
+    return check_unique(b, err);
 }
 
 oq_status oq_bench_baseline_read(const char *path, oq_bench_baseline **out, oq_err *err)
@@ -251,6 +271,7 @@ oq_status oq_bench_baseline_read(const char *path, oq_bench_baseline **out, oq_e
 void oq_bench_baseline_free(oq_bench_baseline *b)
 {
     if (!b) return;
+    json_decref(b->config);
     free(b->rows);
     free(b);
 }
@@ -336,10 +357,68 @@ int oq_bench_machine_differs(const oq_bench_machine *a, const oq_bench_machine *
         if (diff && n) *diff = '\0';
         return 0;
     }
-    if (diff && n)
+    if (diff && n && !strcmp(what, "GPUs") && (!*x || !*y)) /* evidence's gpus [] is none, not unknown */
+        snprintf(diff, n, *x ? "GPUs '%.150s' here, no GPU in the baseline" : "no GPU here, GPUs '%.150s' in the baseline",
+                 *x ? x : y);
+    else if (diff && n)
         snprintf(diff, n, "%s '%.150s' here, '%.150s' in the baseline", what, *x ? x : "unknown",
                  *y ? y : "unknown");
     return 1;
+}
+
+const char *oq_bench_baseline_ort_differs(oq_bench_baseline *b, oq_runtime *rt)
+{
+    if (!b) return "";
+    const char *lib = rt ? oq_runtime_lib_path(rt) : "";
+    b->ort_diff[0] = '\0';
+    if (rt && *b->ort_library && !strcmp(b->machine.ort_version, oq_runtime_version(rt)) && strcmp(lib, b->ort_library))
+        snprintf(b->ort_diff, sizeof b->ort_diff, "another ONNX Runtime library of version %.32s: %.2000s here, "
+                 "%.2000s in the baseline", b->machine.ort_version, lib, b->ort_library);
+    return b->ort_diff;
+}
+
+/* ---- the options that change the measurement ------------------------------------------------ */
+
+/* The `config` keys whose value changes what a sample times or the work it does (the option
+ * that sets each, as messages name it): two runs that differ in one measure different things.
+ * The rest is in each row's identity (shape, threads, io binding) or does not change a sample
+ * (iters, the outdir). */
+static const char *const measured[][2] = {
+    {"include_session", "opts.include_session"}, {"warmup", "opts.warmup"},
+    {"length_policy", "opts.length_policy"},     {"mask_fraction", "opts.mask_fraction"},
+    {"seed", "opts.seed"},                       {"int_range", "opts.int_lo,int_hi"},
+    {"graph_opt_level", "opts.graph_opt"},       {"session_configs", "opts.session_configs"},
+    {"ep_options", "opts.ep_options"},           {"mem_sample_us", "opts.mem_sample_us"},
+};
+
+static void value_text(json_t *v, char *buf, size_t n)
+{
+    char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9)) : NULL;
+    snprintf(buf, n, "%s", t ? t : "none");
+    free(t);
+}
+
+oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opts *o, char *diff, size_t n,
+                                  oq_err *err)
+{
+    OQ_NEED(err, b);
+    OQ_NEED(err, o);
+    OQ_NEED(err, diff);
+    if (!n) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_config_differs: no room for the difference");
+    *diff = '\0';
+    json_t *here = NULL;
+    oq_status st = b->config ? oq_bench_config_json(o, &here, err) : OQ_OK; /* none: nothing to compare */
+    for (size_t i = 0; !st && here && i < sizeof measured / sizeof *measured; i++) {
+        json_t *x = json_object_get(here, measured[i][0]), *y = json_object_get(b->config, measured[i][0]);
+        if (!x || !y || json_equal(x, y)) continue; /* a key one side lacks (a model run, an older one) */
+        char vx[128], vy[128], opt[64];
+        value_text(x, vx, sizeof vx);
+        value_text(y, vy, sizeof vy);
+        snprintf(diff, n, "%s %s here, %s in the baseline", oq_terms(measured[i][1], opt, sizeof opt), vx, vy);
+        break;
+    }
+    json_decref(here);
+    return st;
 }
 
 /* ---- the comparison ------------------------------------------------------------------------ */
@@ -427,6 +506,24 @@ static void compare_rows(oq_bench_comparison *c, const oq_bench_rows *rows, cons
         }
 }
 
+/* What a comparison says beyond the public struct (appending there would change its layout);
+ * oq_bench_compare alone makes comparisons, so each is one of these. */
+typedef struct full_comparison {
+    oq_bench_comparison c; /* first: the public part */
+    char verdict[16];
+    char ort_diff[4200];
+} full_comparison;
+
+const char *oq_bench_comparison_verdict(const oq_bench_comparison *c)
+{
+    return c ? ((const full_comparison *)(const void *)c)->verdict : "";
+}
+
+const char *oq_bench_comparison_ort_diff(const oq_bench_comparison *c)
+{
+    return c ? ((const full_comparison *)(const void *)c)->ort_diff : "";
+}
+
 oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
                            const char *host_diff, oq_err *err)
 {
@@ -439,7 +536,8 @@ oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, cons
     for (size_t k = 0; k < limits->n; k++)
         if (!limits->limit[k].stat || stat_index(limits->limit[k].stat) < 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_compare: limit %zu: unknown statistic", k);
-    oq_bench_comparison *c = calloc(1, sizeof *c);
+    full_comparison *f = calloc(1, sizeof *f);
+    oq_bench_comparison *c = f ? &f->c : NULL;
     unsigned char *used = calloc(b->n + 1, 1);
     if (c) c->entries = calloc(rows->n + b->n + 1, sizeof *c->entries);
     if (!c || !c->entries || !used) {
@@ -450,6 +548,8 @@ oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, cons
     snprintf(c->file, sizeof c->file, "%s", b->file);
     memcpy(c->sha256, b->sha256, sizeof c->sha256);
     snprintf(c->schema, sizeof c->schema, "%s", b->schema);
+    snprintf(f->verdict, sizeof f->verdict, "%s", b->verdict);
+    snprintf(f->ort_diff, sizeof f->ort_diff, "%s", b->ort_diff);
     c->limits = *limits;
     c->any_host = host_diff && *host_diff;
     snprintf(c->host_diff, sizeof c->host_diff, "%s", host_diff ? host_diff : "");

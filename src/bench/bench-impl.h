@@ -2,6 +2,8 @@
 #ifndef ORTQUAL_BENCH_IMPL_H
 #define ORTQUAL_BENCH_IMPL_H
 
+#include <jansson.h>
+
 #include "ortqual/bench.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
@@ -145,6 +147,8 @@ oq_status oq_bench_make_inputs(const oq_bench_opts *o, oq_mask_polarity pol, con
 /* Valid elements: the valid entries of the point's mask input (*masked: some are padding); -1
  * without a mask. */
 int64_t oq_bench_valid_elements(const oq_bench_point *p, oq_tensor *const *in, oq_mask_polarity pol, int *masked);
+/* The run's options as the summary's `config` records them (a new object). */
+oq_status oq_bench_config_json(const oq_bench_opts *o, json_t **out, oq_err *err);
 /* Now, ISO 8601 UTC to the second ("2026-12-06T06:00:00Z"): a sweep's start and end. */
 void oq_bench_utc_now(char buf[32]);
 /* Event lengths of B rows of L as the attention sweep's masked batches make them

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "csv/csv-impl.h"
 #include "ortqual/bench.h"
 
 #include "ortqual/csv.h"
@@ -59,14 +60,13 @@ static void write_count(oq_csv_writer *w, int64_t n)
  * failed its comparison with --expected keeps its timings. */
 static double stat(const oq_bench_row *r, double x) { return r->n_samples ? x : NAN; }
 
-/* "batch=2;seq=128" */
+/* "batch=2;seq=128", names escaped as plot reads them */
 static void dims_text(const oq_bench_row *r, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < r->n_dims && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%s=%lld", i ? ";" : "", r->dims[i].name,
-                                 (long long)r->dims[i].value);
+    for (size_t i = 0; i < r->n_dims; i++)
+        used = oq_csv_dims_append(buf, n, used, ";", r->dims[i].name, (long long)r->dims[i].value);
 }
 
 /* The row against the baseline: "p50=1.02;p90=0.97" (new/old per limited statistic). */

@@ -348,9 +348,11 @@ static json_t *baseline_json(const oq_bench_comparison *c)
     for (size_t k = 0; limits && k < c->limits.n; k++)
         json_object_set_new(limits, c->limits.limit[k].stat, json_real(c->limits.limit[k].pct));
     for (size_t i = 0; list && i < c->n; i++) json_array_append_new(list, ratio_json(c, &c->entries[i]));
-    return json_pack("{s:o,s:s,s:s,s:o,s:b,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "file", oq_json_text(c->file), "sha256",
-                     c->sha256, "schema", c->schema, "max_slowdown_pct", limits, "any_host", c->any_host,
-                     "host_difference", c->host_diff[0] ? oq_json_text(c->host_diff) : json_null(), "compared",
+    return json_pack("{s:o,s:s,s:s,s:o,s:o,s:b,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "file", oq_json_text(c->file),
+                     "sha256", c->sha256, "schema", c->schema, "verdict",
+                     *oq_bench_comparison_verdict(c) ? oq_json_text(oq_bench_comparison_verdict(c)) : json_null(), "max_slowdown_pct", limits, "any_host",
+                     c->any_host, "host_difference", c->host_diff[0] ? oq_json_text(c->host_diff) : json_null(),
+                     "ort_difference", *oq_bench_comparison_ort_diff(c) ? oq_json_text(oq_bench_comparison_ort_diff(c)) : json_null(), "compared",
                      (json_int_t)c->compared, "regressed", (json_int_t)c->regressed, "untimed",
                      (json_int_t)c->untimed, "new", (json_int_t)c->added, "missing", (json_int_t)c->missing,
                      "rows", list);
@@ -369,6 +371,11 @@ static void mask_json(json_t *opts, const oq_bench_rows *rows)
     json_object_set_new(opts, "mask_note", *rows->mask_note ? oq_json_text(rows->mask_note) : json_null());
 }
 
+oq_status oq_bench_config_json(const oq_bench_opts *o, json_t **out, oq_err *err)
+{
+    return o->model_path ? model_opts_json(o, out, err) : opts_json(o, out, err);
+}
+
 oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows,
                                  int argc, char *const *argv, const char *path, oq_err *err)
 {
@@ -379,7 +386,7 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
     OQ_NEED(err, path);
     int model = o->model_path != NULL;
     json_t *opts = NULL, *results = json_array();
-    oq_status st = model ? model_opts_json(o, &opts, err) : opts_json(o, &opts, err);
+    oq_status st = oq_bench_config_json(o, &opts, err);
     if (!st && *rows->model_sha256) json_object_set_new(opts, "model_sha256", json_string(rows->model_sha256));
     if (!st && model) mask_json(opts, rows);
     for (size_t i = 0; !st && i < rows->n; i++) {

@@ -157,9 +157,17 @@ static oq_status env_bind(dim_env *e, const char *name, int64_t value, const cha
     return OQ_OK;
 }
 
-/* A model dimension is named when it is a name --dim can give: neither a number, nor unknown
- * ("?"), nor what --dim cannot spell ("-3", a size the model got wrong, is given by --shape). */
-static int dim_is_named(const char *d) { return d && valid_name(d) && strcmp(d, "?") && size_value(d) < 0; }
+/* A model dimension is named when it is neither a number ("-3", a size the model got wrong,
+ * is given by --shape) nor unknown ("?"). Names --dim cannot spell (torch.export's "s0 + 1",
+ * "Min(s0, 1024)") are named too: --shape binds them, and the row's dims keep them. */
+static int dim_is_named(const char *d)
+{
+    if (!d || !*d || !strcmp(d, "?")) return 0;
+    char *end;
+    errno = 0;
+    (void)strtoll(d, &end, 10);
+    return *end != '\0';
+}
 
 size_t oq_bench_point_count(const oq_bench_opts *o)
 {

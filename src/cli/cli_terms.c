@@ -128,6 +128,14 @@ static const char *const terms[][2] = {
     /* bench --model --expected's padding (after opts.padding OQ_PADDING_REPORT) */
     {"opts.padding", "--padding"},
     {"opts.seq_axes", "--seq-axis"},
+    /* bench --baseline's options that change the measurement (oq_bench_config_differs) */
+    {"opts.include_session", "--include-session"},
+    {"opts.warmup", "--warmup"},
+    {"opts.seed", "--seed"},
+    {"opts.graph_opt", "--graph-opt-level"},
+    {"opts.session_configs", "--session-config"},
+    {"opts.ep_options", "--ep-option"},
+    {"opts.mem_sample_us", "--mem-sample-ms (in us)"},
 };
 
 /* A phrase starts a word: not inside a name or a path ("my_seq_axes ", "a.seq_axes "). */

@@ -578,8 +578,14 @@ static void print_baseline(const oq_bench_comparison *b)
     for (size_t k = 0; k < b->limits.n; k++)
         printf("%s %s=%g%%", k ? "," : "", b->limits.limit[k].stat, b->limits.limit[k].pct);
     printf("\n");
-    if (b->any_host) printf("baseline from another machine (%s): compared anyway (--baseline-any-host)\n",
-                            oq_cli_shown(b->host_diff));
+    if (b->any_host)
+        printf("baseline from %s (%s): compared anyway (--baseline-any-host)\n",
+               strncmp(b->host_diff, "ONNX Runtime version", 20) ? "another machine" : "another ONNX Runtime",
+               oq_cli_shown(b->host_diff));
+    const char *verdict = oq_bench_comparison_verdict(b);
+    if (*verdict && strcmp(verdict, "passed")) /* bench.md: a baseline is a run you trust */
+        printf("note: the baseline's own run was not passed (verdict %s)\n", oq_cli_shown(verdict));
+    if (*oq_bench_comparison_ort_diff(b)) printf("note: %s\n", oq_cli_shown(oq_bench_comparison_ort_diff(b)));
     printf("%-10s", "match");
     for (size_t k = 0; k < b->limits.n; k++) printf(" %9s_old %9s_new %7s", b->limits.limit[k].stat,
                                                      b->limits.limit[k].stat, "ratio");
@@ -1044,15 +1050,26 @@ static int open_baseline(cli_state *c, oq_runtime *rt)
         fprintf(stderr, "ortqual bench: --baseline: %s\n", err.msg);
         return st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
     }
+    char config_diff[512];
+    if ((st = oq_bench_config_differs(c->baseline, &c->o, config_diff, sizeof config_diff, &err)) || *config_diff) {
+        if (st) fprintf(stderr, "ortqual bench: --baseline: %s\n", err.msg);
+        else fprintf(stderr, "ortqual bench: --baseline %s: another measurement: %s (the timings are of different "
+                             "things)\n", oq_cli_shown(c->baseline_path), oq_cli_shown(config_diff));
+        return st == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE;
+    }
     oq_bench_baseline_machine(c->baseline, &there);
+    oq_bench_baseline_ort_differs(c->baseline, rt); /* noted in the comparison */
     if (!oq_bench_machine_differs(&here, &there, c->host_diff, sizeof c->host_diff)) return OQ_EXIT_OK;
+    /* said by what differs: comparing two ONNX Runtime builds on one host is a use of its own */
+    const char *other = strcmp(here.ort_version, there.ort_version) ? "another ONNX Runtime" : "another machine";
     if (c->any_host) {
-        fprintf(stderr, "ortqual bench: --baseline %s: another machine (%s): compared anyway (--baseline-any-host)\n",
-                oq_cli_shown(c->baseline_path), oq_cli_shown(c->host_diff));
+        fprintf(stderr, "ortqual bench: --baseline %s: %s (%s): compared anyway (--baseline-any-host)\n",
+                oq_cli_shown(c->baseline_path), other, oq_cli_shown(c->host_diff));
         return OQ_EXIT_OK;
     }
-    fprintf(stderr, "ortqual bench: --baseline %s: another machine: %s (timings are not comparable; "
-                    "--baseline-any-host compares anyway)\n", oq_cli_shown(c->baseline_path), oq_cli_shown(c->host_diff));
+    fprintf(stderr, "ortqual bench: --baseline %s: %s: %s (timings are not comparable; "
+                    "--baseline-any-host compares anyway)\n", oq_cli_shown(c->baseline_path), other,
+            oq_cli_shown(c->host_diff));
     return OQ_EXIT_USAGE;
 }
 

@@ -11,5 +11,13 @@ oq_status oq_csv_from_json(const json_t *doc, const char *name, oq_csv **out, oq
 /* Where a row is, for messages: "summary.csv:14", or "summary.json: record 3" for a table read
  * from JSON records (their index, not a line). */
 void oq_csv_where(const oq_csv *t, size_t row, char *buf, size_t n);
+/* One dimension of a `dims` text ("batch=2;seq=128") appended at buf+used: `sep` first unless
+ * used is 0, then NAME=VALUE with a '\\' before each '\\', ';', '=' or space of the name, so that
+ * any model's names (torch.export's "s0 + 1", "x;y") read back as written. Returns the new used. */
+size_t oq_csv_dims_append(char *buf, size_t n, size_t used, const char *sep, const char *name, long long value);
+/* The dims text's next item at *p: its name unescaped into name[n], its value text after the
+ * '=' in *value (NULL when there is no unescaped '='); *p moves past the item and its ';'.
+ * Returns the item's end. */
+const char *oq_csv_dims_next(const char **p, char *name, size_t n, const char **value);
 
 #endif

@@ -347,6 +347,36 @@ static json_t *kernel_column(const json_t *rec)
     return json_string(buf);
 }
 
+size_t oq_csv_dims_append(char *buf, size_t n, size_t used, const char *sep, const char *name, long long value)
+{
+    if (used && used < n) used += (size_t)snprintf(buf + used, n - used, "%s", sep);
+    for (const char *c = name; *c && used + 2 < n; c++) {
+        if (strchr("\\;= ", *c)) buf[used++] = '\\';
+        buf[used++] = *c;
+    }
+    if (used < n) used += (size_t)snprintf(buf + used, n - used, "=%lld", value);
+    else if (n) buf[n - 1] = '\0';
+    return used;
+}
+
+const char *oq_csv_dims_next(const char **p, char *name, size_t n, const char **value)
+{
+    const char *s = *p;
+    size_t j = 0;
+    *value = NULL;
+    for (; *s && *s != ';'; s++) {
+        if (*s == '=' && !*value) {
+            *value = s + 1;
+            continue;
+        }
+        if (*s == '\\' && s[1]) s++;
+        if (!*value && j + 1 < n) name[j++] = *s;
+    }
+    if (n) name[j < n ? j : n - 1] = '\0';
+    *p = *s ? s + 1 : s;
+    return s;
+}
+
 /* The dims column: {"batch": 2, "seq": 128} -> "batch=2;seq=128", as summary.csv writes it. */
 static json_t *dims_column(const json_t *dims)
 {
@@ -354,11 +384,8 @@ static json_t *dims_column(const json_t *dims)
     size_t used = 0;
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)dims, k, v) {
-        if (used < sizeof buf)
-            used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s=%lld", used ? ";" : "", k,
-                                     (long long)json_integer_value(v));
-    }
+    json_object_foreach((json_t *)dims, k, v) used = oq_csv_dims_append(buf, sizeof buf, used, ";", k,
+                                                                        (long long)json_integer_value(v));
     return json_string(buf);
 }
 

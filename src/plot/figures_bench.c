@@ -120,25 +120,27 @@ static row_dim *batch_dim(const bench_row *b)
     return NULL;
 }
 
-/* The dims column ("batch=2;seq=128") into b->dims, with room for two more. */
+/* The dims column ("batch=2;seq=128", a name's '\\', ';', '=' or space escaped by '\\') into
+ * b->dims, with room for two more. */
 static oq_status parse_dims(oq_arena *a, const oq_csv *t, size_t r, const char *text, bench_row *b, oq_err *err)
 {
     size_t n = 2 + (*text != 0);
     for (const char *p = text; *p; p++) n += *p == ';';
     if (!(b->dims = oq_arena_alloc(a, n * sizeof *b->dims))) return OQ_NOMEM(err);
     for (const char *p = text; *p;) {
-        const char *end = p + strcspn(p, ";"), *eq = memchr(p, '=', (size_t)(end - p));
+        const char *item = p, *eq;
+        char name[256];
+        const char *end = oq_csv_dims_next(&p, name, sizeof name, &eq);
         char *stop = NULL;
-        long long v = eq && eq > p ? strtoll(eq + 1, &stop, 10) : 0;
+        long long v = eq && *name ? strtoll(eq, &stop, 10) : 0;
         if (v <= 0 || stop != end) {
             char w[4200];
             where(w, sizeof w, t, r);
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: column 'dims': '%.*s' is not NAME=SIZE", w, (int)(end - p), p);
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: column 'dims': '%.*s' is not NAME=SIZE", w, (int)(end - item), item);
         }
         row_dim *d = &b->dims[b->ndims++];
-        if (!(d->name = oq_arena_printf(a, "%.*s", (int)(eq - p), p))) return OQ_NOMEM(err);
+        if (!(d->name = oq_arena_printf(a, "%s", name))) return OQ_NOMEM(err);
         d->value = v;
-        p = *end ? end + 1 : end;
     }
     return OQ_OK;
 }

@@ -129,6 +129,25 @@ static void test_row_key(void **state)
     assert_string_not_equal(ka, kb);
 }
 
+/* A dimension's name may hold ' ', '=' or ';' (torch.export): escaped in the identity, so
+ * {"a=1 b": 2} is not {"a": 1, "b": 2}, and every dimension of the point is in it. */
+static void test_row_key_escapes_dim_names(void **state)
+{
+    (void)state;
+    oq_bench_row a, b;
+    char ka[512], kb[512];
+    make_row(&a, 0, 1, 1.0);
+    make_row(&b, 0, 1, 1.0);
+    oq_bench_dimval one[] = {{"a=1 b", 2}}, two[] = {{"a", 1}, {"b", 2}};
+    a.dims = one, a.n_dims = 1;
+    b.dims = two, b.n_dims = 2;
+    oq_bench_row_key(&a, ka, sizeof ka);
+    oq_bench_row_key(&b, kb, sizeof kb);
+    assert_non_null(strstr(ka, " a\\=1\\ b=2"));
+    assert_non_null(strstr(kb, " a=1 b=2"));
+    assert_string_not_equal(ka, kb);
+}
+
 static void test_faster_row_passes_and_missing_listed(void **state)
 {
     (void)state;
@@ -235,6 +254,73 @@ static void test_untimed_and_failed_rows(void **state)
     assert_string_equal(v.verdict, "failed");
     assert_non_null(strstr(v.reason, "over tolerance"));
     fixture_close(&x);
+}
+
+/* A file holding `rows` (JSON row texts) and `config`, with the machine of write_baseline. */
+static char *write_doc(const char *dir, const char *config, int dup)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/doc.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schema\":\"ortqual.bench/2\",\"verdict\":\"failed\",\"config\":%s,\"system\":"
+               "{\"ort_version\":\"1.23.0\",\"evidence\":{\"host\":{\"cpu_model\":\"Test CPU\",\"cpus\":2},"
+               "\"gpu\":{\"gpus\":[]}}},\"results\":[", config);
+    json_row(f, "cpu:attention24:fp32", 16, 1, 1.0, 0);
+    json_row(f, "cpu:attention24:fp32", dup ? 16 : 32, 1, 2.0, 1);
+    fprintf(f, "]}\n");
+    fclose(f);
+    return path;
+}
+
+/* Two rows of one identity: which one a row is compared with would be chance. */
+static void test_duplicate_rows_refused(void **state)
+{
+    (void)state;
+    oq_err e = OQ_ERR_INIT;
+    oq_bench_baseline *b = NULL;
+    char *dir = temp_dir("baseline");
+    assert_int_equal(oq_bench_baseline_read(write_doc(dir, "{}", 1), &b, &e), OQ_ERR_FORMAT);
+    assert_null(b);
+    assert_non_null(strstr(e.msg, "results[0] and results[1] are one row (cpu:attention24:fp32 batch=1 seq_len=16 "));
+    assert_non_null(strstr(e.msg, "ambiguous"));
+    remove_dir(dir);
+}
+
+/* Options that change what is timed: the first difference named, both values; a key the
+ * baseline lacks is not compared; the baseline's verdict reaches the comparison. */
+static void test_config_differs(void **state)
+{
+    (void)state;
+    oq_err e = OQ_ERR_INIT;
+    oq_bench_baseline *b = NULL;
+    char *dir = temp_dir("baseline");
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    char diff[512];
+    assert_int_equal(oq_bench_baseline_read(write_doc(dir, "{\"include_session\":false,\"iters\":7}", 0), &b, &e),
+                     OQ_OK);
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, ""); /* iters is not a measured key; the rest are not recorded */
+    o.include_session = 1;
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "opts.include_session true here, false in the baseline");
+    oq_bench_baseline_free(b);
+    assert_int_equal(oq_bench_baseline_read(write_doc(dir, "{\"mask_fraction\":0.1,\"seed\":0}", 0), &b, &e), OQ_OK);
+    o.mask_fraction = 0.6;
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "opts.mask_fraction 0.6 here, 0.1 in the baseline");
+    oq_bench_limits lim;
+    oq_bench_rows rows = {0};
+    oq_bench_row r;
+    make_row(&r, 16, 1, 1.0);
+    rows.n = 1, rows.rows = &r;
+    assert_int_equal(oq_bench_limits_parse("p50=10%", &lim, &e), OQ_OK);
+    assert_int_equal(oq_bench_compare(&rows, b, &lim, NULL, &e), OQ_OK);
+    assert_string_equal(oq_bench_comparison_verdict(rows.baseline), "failed");
+    oq_bench_comparison_free(rows.baseline);
+    oq_bench_baseline_free(b);
+    remove_dir(dir);
 }
 
 /* A baseline whose row has p50 = old_p50 and p99 as given ("0", or NULL: absent), the other
@@ -452,6 +538,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_limits_parse),
         cmocka_unit_test(test_row_key),
+        cmocka_unit_test(test_row_key_escapes_dim_names),
+        cmocka_unit_test(test_duplicate_rows_refused),
+        cmocka_unit_test(test_config_differs),
         cmocka_unit_test(test_faster_row_passes_and_missing_listed),
         cmocka_unit_test(test_regressed_row_fails),
         cmocka_unit_test(test_nothing_matched_is_not_green),

@@ -149,6 +149,26 @@ static void test_named_dims_bind_across_inputs(void **state)
     oq_bench_point_clear(&p);
 }
 
+/* torch.export's dimension names ("s0 + 1", "Min(s0, 1024)", "x;y=1") are dimensions too: a
+ * --shape binds them and the point keeps each, so rows of other sizes are other rows. */
+static void test_torch_names_kept_in_the_point(void **state)
+{
+    (void)state;
+    static char *f_dims[] = {"s0 + 1", "Min(s0, 1024)", "x;y=1"};
+    const oq_io_info torch[] = {{"features", OQ_DTYPE_FLOAT32, 3, f_dims}};
+    oq_bench_shape sh;
+    oq_err err = {0};
+    assert_int_equal(oq_bench_shape_parse("features=1,8,4", &sh, &err), OQ_OK);
+    oq_bench_opts o = opts_with(1, &sh, 0, NULL, 0, NULL);
+    oq_bench_point p;
+    assert_int_equal(oq_bench_resolve_point(torch, 1, NULL, &o, NULL, 0, &p, &err), OQ_OK);
+    assert_int_equal(p.n_dims, 3);
+    assert_int_equal(dim_of(&p, "s0 + 1"), 1);
+    assert_int_equal(dim_of(&p, "Min(s0, 1024)"), 8);
+    assert_int_equal(dim_of(&p, "x;y=1"), 4);
+    oq_bench_point_clear(&p);
+}
+
 static void test_sweeps_first_slowest(void **state)
 {
     (void)state;
@@ -1001,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_mask_by_contract),
         cmocka_unit_test(test_mask_from_graph),
         cmocka_unit_test(test_integer_outputs_expected),
+        cmocka_unit_test(test_torch_names_kept_in_the_point),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "csv/csv-impl.h"
 #include "ortqual/csv.h"
 #include "ortqual/fileio.h"
 #include "testutil.h"
@@ -375,6 +376,26 @@ static void test_schemas(void **state)
     oq_csv_free(t);
 }
 
+/* A dims text round-trips whatever the names hold: bench writes it, plot reads it back. */
+static void test_dims_text_round_trip(void **state)
+{
+    (void)state;
+    const char *names[] = {"batch", "x;y", "s0 + 1", "Min(s0, 1024)", "a=b", "back\\slash"};
+    char buf[512], name[64];
+    size_t used = 0;
+    for (int i = 0; i < 6; i++) used = oq_csv_dims_append(buf, sizeof buf, used, ";", names[i], i + 1);
+    assert_string_equal(buf, "batch=1;x\\;y=2;s0\\ +\\ 1=3;Min(s0,\\ 1024)=4;a\\=b=5;back\\\\slash=6");
+    const char *p = buf, *value;
+    for (int i = 0; i < 6; i++) {
+        const char *end = oq_csv_dims_next(&p, name, sizeof name, &value);
+        assert_string_equal(name, names[i]);
+        assert_non_null(value);
+        assert_int_equal(strtoll(value, NULL, 10), i + 1);
+        assert_true(*end == ';' || !*end);
+    }
+    assert_string_equal(p, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -390,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_read_missing_file),
         cmocka_unit_test(test_json_records),
         cmocka_unit_test(test_schemas),
+        cmocka_unit_test(test_dims_text_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
