@@ -147,5 +147,8 @@ char *oq_real_str(double v, int digits, char *buf, size_t n);
  * when v is above it: a metric over its bound never prints at or below it (max_abs 0.00097656
  * against atol 0.0009765624 read as 0.000977 against 0.000977). Returns buf. */
 char *oq_real_over_str(double v, double bound, int digits, char *buf, size_t n);
+/* "[i,j,...]": flat element e of a row-major array of shape[0..rank) as its coordinates (a
+ * size 0 read as 1). Returns buf. */
+char *oq_coord_str(const int64_t *shape, int64_t rank, int64_t e, char *buf, size_t n);
 
 #endif

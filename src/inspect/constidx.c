@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "inspect/constidx-impl.h"
 #include "inspect/inputuse-impl.h"
 #include "ortqual/tensor.h"
@@ -216,19 +217,6 @@ static int fold(const oq_gview *v, const char *value, folded *f, char *why, size
     return st;
 }
 
-/* "[1,0]": element e of f's shape. */
-static char *element_str(const folded *f, int64_t e, char *buf, size_t n)
-{
-    size_t k = (size_t)snprintf(buf, n, "[");
-    for (int64_t d = 0, rest = e, div = numel(f); d < f->rank && k < n; d++) {
-        div /= f->shape[d] ? f->shape[d] : 1;
-        k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? "," : "", (long long)(div ? rest / div : 0));
-        rest = div ? rest % div : 0;
-    }
-    if (k < n) snprintf(buf + k, n - k, "]");
-    return buf;
-}
-
 enum { IDX_FINE, IDX_OUTSIDE, IDX_UNCHECKED };
 
 /* Node n's constant indices against its data's bounds: IDX_FINE (in range, or nothing to
@@ -260,7 +248,7 @@ static int node_check(const oq_gview *v, const Onnx__NodeProto *n, char *msg, si
         char where[160];
         snprintf(msg, cap, "%s '%s': its constant indices '%s'%s hold %lld at element %s; it indexes axis %lld of "
                  "its data, of size %lld (indices %lld..%lld): ONNX Runtime fails every run", n->op_type, name,
-                 n->input[1], f.via, (long long)f.v[e], element_str(&f, e, where, sizeof where), (long long)b->axis,
+                 n->input[1], f.via, (long long)f.v[e], oq_coord_str(f.shape, f.rank, e, where, sizeof where), (long long)b->axis,
                  (long long)b->size, (long long)-b->size, (long long)b->size - 1);
         r = IDX_OUTSIDE;
     }

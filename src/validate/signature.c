@@ -589,13 +589,8 @@ static const char *element_str(const oq_signature *sig, const oq_batch_inputs *i
         snprintf(buf, n, "%s position %lld", oq_event_str(in->ids, event, ev, sizeof ev), (long long)pos);
         return buf;
     }
-    size_t k = (size_t)snprintf(buf, n, "element [");
-    for (int64_t d = 0, rest = e, div = oq_tensor_numel(t); d < t->ndim && k < n; d++) {
-        div /= t->shape[d] ? t->shape[d] : 1;
-        k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? "," : "", (long long)(div ? rest / div : 0));
-        rest = div ? rest % div : 0;
-    }
-    if (k < n) snprintf(buf + k, n - k, "]");
+    char at[320];
+    snprintf(buf, n, "element %s", oq_coord_str(t->shape, t->ndim, e, at, sizeof at));
     return buf;
 }
 

@@ -15,6 +15,7 @@
 #include "ortqual/graph.h"
 #include "ortqual/inspect.h"
 #include "ortqual/validate.h"
+#define TESTUTIL_GRAPH
 #include "testutil.h"
 
 enum shape_case {
@@ -23,16 +24,6 @@ enum shape_case {
     GE_UNSQUEEZED_OUT, /* Cast(Unsqueeze(Constant [0,4,5])) over [2,5] along axis 1: 5 past its 5 */
     ND_SHAPE_COMPUTED, /* Reshape(the constant, Shape(x)): no constant shape, not folded */
 };
-
-static const char *zeros(oq_graph *g, const char *name, int64_t rows, int64_t cols)
-{
-    const int64_t shape[] = {rows, cols};
-    oq_tensor *t;
-    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 2, shape, name, NULL), OQ_OK);
-    const char *v = oq_graph_add_initializer(g, t, NULL);
-    oq_tensor_free(t);
-    return v;
-}
 
 static const char *ints(oq_graph *g, const char *name, int32_t rank, const int64_t *shape, const int64_t *vals)
 {
@@ -79,12 +70,14 @@ static void write_model(const char *path, enum shape_case c)
     const char *idx = indices(g, c), *y = "y";
     if (c == GE_UNSQUEEZED_OUT) {
         const oq_attr axis = OQ_ATTR_I("axis", 1);
-        assert_int_equal(oq_graph_add_node(g, "GatherElements", NULL, "ge", 2,
-                                           (const char *[]){zeros(g, "E", 2, 5), idx}, 1, &y, 1, &axis), OQ_OK);
+        const char *data = zeros_initializer(g, "E", 2, 5);
+        assert_int_equal(oq_graph_add_node(g, "GatherElements", NULL, "ge", 2, (const char *[]){data, idx}, 1, &y, 1,
+                                           &axis), OQ_OK);
         oq_graph_add_output(g, y, y, OQ_DTYPE_FLOAT32, 2, d13);
     } else {
-        assert_int_equal(oq_graph_add_node(g, "GatherND", NULL, "nd", 2, (const char *[]){zeros(g, "P", 3, 4), idx},
-                                           1, &y, 0, NULL), OQ_OK);
+        const char *data = zeros_initializer(g, "P", 3, 4);
+        assert_int_equal(oq_graph_add_node(g, "GatherND", NULL, "nd", 2, (const char *[]){data, idx}, 1, &y, 0, NULL),
+                         OQ_OK);
         oq_graph_add_output(g, y, y, OQ_DTYPE_FLOAT32, 1, d2);
     }
     assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);

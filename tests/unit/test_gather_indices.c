@@ -13,17 +13,8 @@
 #include "ortqual/graph.h"
 #include "ortqual/npz.h"
 #include "ortqual/validate.h"
+#define TESTUTIL_GRAPH
 #include "testutil.h"
-
-static const char *zeros(oq_graph *g, const char *name, int64_t rows, int64_t cols)
-{
-    const int64_t shape[] = {rows, cols};
-    oq_tensor *t;
-    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 2, shape, name, NULL), OQ_OK);
-    const char *v = oq_graph_add_initializer(g, t, NULL);
-    oq_tensor_free(t);
-    return v;
-}
 
 /* sel [2,3] -> GatherElements 'ge' (axis -1) over [2,5]; pairs [2,2] -> GatherND 'nd' over [3,4]
  * (tuples of both axes); rows [3,1] -> GatherND 'nd_b' over [3,4] with batch_dims 1 (axis 1);
@@ -39,7 +30,8 @@ static void write_model(const char *path)
     oq_graph_add_input(g, "pairs", OQ_DTYPE_INT64, 2, d22);
     oq_graph_add_input(g, "rows", OQ_DTYPE_INT64, 2, d31);
     oq_graph_add_input(g, "cols", OQ_DTYPE_INT64, 2, d22);
-    const char *e = zeros(g, "E", 2, 5), *p = zeros(g, "P", 3, 4), *r = zeros(g, "R", 3, 4);
+    const char *e = zeros_initializer(g, "E", 2, 5), *p = zeros_initializer(g, "P", 3, 4),
+               *r = zeros_initializer(g, "R", 3, 4);
     const oq_attr last = OQ_ATTR_I("axis", -1), b1 = OQ_ATTR_I("batch_dims", 1);
     const char *out[] = {"picked", "cells", "per_row", "transposed"};
     assert_int_equal(oq_graph_add_node(g, "GatherElements", NULL, "ge", 2, (const char *[]){e, "sel"}, 1, &out[0], 1,

@@ -147,6 +147,16 @@ static inline void write_symbolic_attention24(const char *path)
     assert_int_equal(oq_graph_write(g, path, 1, NULL), OQ_OK);
     oq_graph_free(g);
 }
+/* A [rows, cols] float32 initializer of zeros named `name` in g: the data a Gather indexes. */
+static inline const char *zeros_initializer(oq_graph *g, const char *name, int64_t rows, int64_t cols)
+{
+    const int64_t shape[] = {rows, cols};
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 2, shape, name, NULL), OQ_OK);
+    const char *v = oq_graph_add_initializer(g, t, NULL);
+    oq_tensor_free(t);
+    return v;
+}
 #endif
 
 #ifdef TESTUTIL_VALIDATE
