@@ -124,14 +124,22 @@ must 0 "reference: 3 of 3 batches from cache, a cache shared by group $GN" "$T/t
 # another member of the group: nobody, with our group as a supplementary one, reads our entries
 chmod 711 "$T"
 mkdir "$T/nb" && chown nobody "$T/nb"
-member() { setpriv --reuid=nobody --regid="$(id -g nobody)" --groups="$G" -- "$@"; }
-must 0 "reference: 3 of 3 batches from cache" "$T/m1.log" member $ORTQUAL validate --outdir "$T/nb/m1" "${small[@]}" \
+# the tool and ONNX Runtime where nobody reaches them: a clone under a private folder (mktemp -d)
+# is out of its reach
+install -d -m 755 "$T/bin" && install -m 755 "$ORTQUAL" "$T/bin/ortqual" &&
+  install -m 644 "$OQ_ORT_LIB" "$T/bin/libonnxruntime.so" ||
+  fail "copy the tool and ONNX Runtime for another user"
+member() { # ortqual ARGS... as nobody, the copy
+  setpriv --reuid=nobody --regid="$(id -g nobody)" --groups="$G" -- \
+    env ORTQUAL_ORT_LIB="$T/bin/libonnxruntime.so" "$T/bin/ortqual" "$@"
+}
+must 0 "reference: 3 of 3 batches from cache" "$T/m1.log" member validate --outdir "$T/nb/m1" "${small[@]}" \
   --cache-dir "$S" --cache-shared
 # one of ours corrupt: the member ignores it, lists it and stores its own (nobody's, our group's)
 npz=$(ls "$S"/*.npz | tail -1)
 key=$(basename "$npz" .npz)
 printf 'XXXX' | dd of="$npz" bs=1 seek=200 conv=notrunc status=none
-must 0 "ignored and recomputed: .*corrupt" "$T/m2.log" member $ORTQUAL validate --outdir "$T/nb/m2" "${small[@]}" \
+must 0 "ignored and recomputed: .*corrupt" "$T/m2.log" member validate --outdir "$T/nb/m2" "${small[@]}" \
   --cache-dir "$S" --cache-shared
 ign=$(summary "$T/nb/m2" 2) || fail "summary.json of the member's run"
 [ "$ign" = "$key" ] || fail "the member's cache_ignored does not name $key: $ign"
@@ -150,10 +158,10 @@ S2="$T/shared2"
 install -d -m 2770 -g "$G" "$S2"
 $ORTQUAL validate --outdir "$T/p1" "${small[@]}" --cache-dir "$S2" --cache-shared >"$T/p1.log" 2>&1 &
 p1=$!
-member $ORTQUAL validate --outdir "$T/nb/p2" "${small[@]}" --cache-dir "$S2" --cache-shared >"$T/p2.log" 2>&1 ||
+member validate --outdir "$T/nb/p2" "${small[@]}" --cache-dir "$S2" --cache-shared >"$T/p2.log" 2>&1 ||
   fail "the member's concurrent run: $(tail -3 "$T/p2.log")"
 wait $p1 || fail "our concurrent run: $(tail -3 "$T/p1.log")"
 ! ls -a "$S2" | grep -q '\.tmp' || fail "temporary files left in the shared cache: $(ls -a "$S2")"
-must 0 "reference: 3 of 3 batches from cache" "$T/p3.log" member $ORTQUAL validate --outdir "$T/nb/p3" "${small[@]}" \
+must 0 "reference: 3 of 3 batches from cache" "$T/p3.log" member validate --outdir "$T/nb/p3" "${small[@]}" \
   --cache-dir "$S2" --cache-shared
 ! grep -q "ignored" "$T/p3.log" || fail "concurrent members left a bad entry: $(grep ignored "$T/p3.log")"
