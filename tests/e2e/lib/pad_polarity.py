@@ -5,11 +5,7 @@ name = 3, op_type = 4); and the inputs for it, the bool MEMBER of an .npz invert
 import sys
 import zipfile
 
-from pbwire import enc, fields, ld, varint
-
-
-def rewire(node, old, new):
-    return b"".join(ld(1, new) if f == 1 and bytes(v) == old else node[s:e] for f, _, v, s, e in fields(node))
+from pbwire import enc, fields, ld, rewire, varint
 
 
 def model(src, dst, name):

@@ -41,6 +41,11 @@ def ld(f, payload):
     return enc(f << 3 | 2) + enc(len(payload)) + payload
 
 
+def rewire(node, old, new):
+    """NodeProto `node` with its inputs (field 1) named `old` renamed `new`."""
+    return b"".join(ld(1, new) if f == 1 and bytes(v) == old else node[s:e] for f, _, v, s, e in fields(node))
+
+
 def rewrite(b, msg, path, drop):
     """Message b (of type msg) with the fields drop(msg, field) says dropped, in the messages
     reached through path ({message: {field: the message it holds}}, from onnx.proto); every

@@ -5,11 +5,7 @@ input = 1, output = 2, name = 3, op_type = 4): a model with two padding masks, e
 flows into the attention scores. python3 alone."""
 import sys
 
-from pbwire import fields, ld
-
-
-def rewire(node, old, new):
-    return b"".join(ld(1, new) if f == 1 and bytes(v) == old else node[s:e] for f, _, v, s, e in fields(node))
+from pbwire import fields, ld, rewire
 
 
 def named(vi, name):
