@@ -49,8 +49,8 @@ oq_lib_group oq_lib_classify(const char *path)
 typedef struct lib_list {
     oq_loaded_lib *v;
     size_t n;
-    char **names; /* each object's name as the loader keeps it, beside v */
-    size_t n_names;
+    int *core; /* beside v: whether the object defines OrtGetApiBase */
+    size_t n_core;
     int oom;
 } lib_list;
 
@@ -93,6 +93,88 @@ static int absolute_name(const struct dl_phdr_info *info, char **path)
     return found < 0 ? -1 : 0;
 }
 
+/* The address a dynamic entry points at: glibc relocates most objects' entries in place, the
+ * vDSO's (read-only) keep their link-time offsets. */
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+    return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+}
+
+static uint32_t gnu_hash(const char *s)
+{
+    uint32_t h = 5381;
+    for (; *s; s++) h = h * 33 + (unsigned char)*s;
+    return h;
+}
+
+static uint32_t sysv_hash(const char *s)
+{
+    uint32_t h = 0;
+    for (; *s; s++) {
+        h = (h << 4) + (unsigned char)*s;
+        uint32_t g = h & 0xf0000000u;
+        h ^= g >> 24;
+        h &= ~g;
+    }
+    return h;
+}
+
+typedef struct dynsyms {
+    const ElfW(Sym) *sym;
+    const char *str;
+    const uint32_t *gnu, *sysv; /* DT_GNU_HASH, DT_HASH tables (either may be absent) */
+} dynsyms;
+
+static int name_is(const dynsyms *d, uint32_t i, const char *name)
+{
+    return !strcmp(d->str + d->sym[i].st_name, name);
+}
+
+/* The symbol `name` in the object's own dynamic symbol table, or NULL. */
+static const ElfW(Sym) *dyn_lookup(const dynsyms *d, const char *name)
+{
+    if (d->gnu && d->gnu[0]) {
+        uint32_t nb = d->gnu[0], off = d->gnu[1], bloom_words = d->gnu[2], h = gnu_hash(name);
+        const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(d->gnu + 4) + bloom_words);
+        const uint32_t *chain = buckets + nb;
+        for (uint32_t i = buckets[h % nb]; i >= off; i++) {
+            uint32_t h2 = chain[i - off];
+            if ((h | 1) == (h2 | 1) && name_is(d, i, name)) return d->sym + i;
+            if (h2 & 1) break;
+        }
+        return NULL;
+    }
+    if (d->sysv && d->sysv[0]) {
+        const uint32_t *bucket = d->sysv + 2, *chain = bucket + d->sysv[0];
+        for (uint32_t i = bucket[sysv_hash(name) % d->sysv[0]]; i; i = chain[i])
+            if (name_is(d, i, name)) return d->sym + i;
+    }
+    return NULL;
+}
+
+/* Whether the object defines OrtGetApiBase itself: an ONNX Runtime core library, whatever its
+ * file is called (a renamed copy, a build of one's own). Read from the object's own dynamic
+ * symbol table in memory, with no call into the loader: dlopen(RTLD_NOLOAD) on every object
+ * left LeakSanitizer's exit-time scan reading a stale dynamic TLS record (a fatal error). */
+static int defines_ort_api(const struct dl_phdr_info *info)
+{
+    const ElfW(Dyn) *dyn = NULL;
+    for (size_t i = 0; i < info->dlpi_phnum && !dyn; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    dynsyms d = {0};
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        uintptr_t a = dyn_addr(info, dyn->d_un.d_ptr);
+        if (dyn->d_tag == DT_SYMTAB) d.sym = (const ElfW(Sym) *)a;
+        else if (dyn->d_tag == DT_STRTAB) d.str = (const char *)a;
+        else if (dyn->d_tag == DT_GNU_HASH) d.gnu = (const uint32_t *)a;
+        else if (dyn->d_tag == DT_HASH) d.sysv = (const uint32_t *)a;
+    }
+    if (!d.sym || !d.str) return 0;
+    const ElfW(Sym) *s = dyn_lookup(&d, "OrtGetApiBase");
+    return s && s->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(s->st_info) == STT_FUNC;
+}
+
 static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
@@ -104,48 +186,31 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
     if (absolute_name(info, &path) < 0) l->oom = 1;
     if (!path) return 0;
     oq_loaded_lib *lib = OQ_PUSH(l->v, l->n);
-    if (!lib || oq_strv_push(&l->names, &l->n_names, name)) {
+    int *core = lib ? OQ_PUSH(l->core, l->n_core) : NULL;
+    if (!core) {
         if (lib) l->n--;
         free(path);
         l->oom = 1;
         return 0;
     }
     lib->path = path;
-    lib->group = oq_lib_classify(path);
+    lib->group = (*core = defines_ort_api(info)) ? OQ_LIB_ORT : oq_lib_classify(path);
     return 0;
-}
-
-/* Whether the object the loader knows as `name` defines OrtGetApiBase itself: an ONNX Runtime
- * core library, whatever its file is called (a renamed copy, a build of one's own). RTLD_NOLOAD
- * finds it by that name and loads nothing; the symbol found may be a dependency's, hence dladdr. */
-static int defines_ort_api(const char *name)
-{
-    void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h) return 0;
-    Dl_info di;
-    void *sym = dlsym(h, "OrtGetApiBase");
-    int own = sym && dladdr(sym, &di) && di.dli_fname && !strcmp(di.dli_fname, name);
-    dlclose(h);
-    return own;
 }
 
 oq_status oq_loaded_libs_cores(oq_loaded_lib **out, size_t *n, int **core, oq_err *err)
 {
     lib_list l = {0};
     dl_iterate_phdr(on_object, &l);
-    /* after the walk: dlopen inside dl_iterate_phdr's callback would take the loader's lock again */
-    int *is_core = l.oom ? NULL : calloc(l.n ? l.n : 1, sizeof *is_core);
-    for (size_t i = 0; is_core && i < l.n; i++)
-        if ((is_core[i] = defines_ort_api(l.names[i]))) l.v[i].group = OQ_LIB_ORT;
-    oq_strv_free(l.names, l.n_names);
-    if (!is_core) {
+    if (l.oom) {
         oq_loaded_libs_free(l.v, l.n);
+        free(l.core);
         *out = NULL;
         *n = 0;
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
-    if (core) *core = is_core;
-    else free(is_core);
+    if (core) *core = l.core;
+    else free(l.core);
     *out = l.v;
     *n = l.n;
     return OQ_OK;
