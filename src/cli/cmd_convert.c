@@ -358,7 +358,13 @@ static void print_result(const struct convert_args *a, const oq_convert_report *
     /* an error (exit 2 or 3) is --json's ortqual-error/1 object, as in every subcommand */
     if (a->json && r && rc <= OQ_EXIT_FAIL) print_json(r, err, rc);
     else if (!a->json && r) print_report(a, r);
-    if (st && !a->said) oq_cli_refuse("convert", a->json && rc > OQ_EXIT_FAIL, st, err->msg, rc);
+    if (st && !a->said) {
+        /* the library cannot name the option that overwrites; bench and export say it too */
+        char msg[sizeof err->msg + 48];
+        snprintf(msg, sizeof msg, "%s%s", err->msg,
+                 !a->force && strstr(err->msg, ": exists (not overwritten)") ? " (use --force or another -o)" : "");
+        oq_cli_refuse("convert", a->json && rc > OQ_EXIT_FAIL, st, msg, rc);
+    }
     else if (!a->json && a->plan) printf("plan only: nothing written\n");
     else if (!a->json && r && r->external_data) printf("written: %s (weights in %s)\n", oq_cli_shown(a->out), oq_cli_shown(r->external_data));
     else if (!a->json) printf("written: %s\n", oq_cli_shown(a->out));

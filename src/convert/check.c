@@ -118,7 +118,7 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
     for (int32_t i = 0; i < r; i++) {
         shape[i] = dim_value(t->shape->dim[i], bsym, lsym, B, L, other);
         if (shape[i] < 0)
-            return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s': dimension %d has no size or name: give inputs batches",
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "input '%s': dimension %d has no size or name: give inputs batches",
                               vi->name, (int)i);
     }
     oq_dtype dt = (oq_dtype)t->elem_type;
@@ -133,7 +133,8 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
     }
     int64_t rows = dt == OQ_DTYPE_INT64 || dt == OQ_DTYPE_INT32 ? gather_rows(k, vi->name) : 0;
     if (!oq_dtype_is_float(dt) && rows <= 0)
-        return oq_err_set(err, OQ_ERR_UNSUPPORTED, "cannot generate values for %s input '%s' (no table it indexes): "
+        /* what the check needs from the caller, as a bad input is (exit 2), not a refused rewrite */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for %s input '%s' (no table it indexes): "
                           "give inputs batches", oq_dtype_name(dt), vi->name);
     oq_status st = oq_tensor_create(out, dt, r, shape, vi->name, err);
     if (st) return st;

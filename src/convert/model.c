@@ -701,23 +701,66 @@ void cv_set_type(cv_model *m, const char *value, int32_t elem_type, int rank, co
 
 /* ---- whole-graph edits --------------------------------------------------------------------- */
 
+typedef void (*name_fn)(void *ctx, const char *name);
+static void node_reads(const Onnx__NodeProto *n, int explicit, name_fn fn, void *ctx);
+
+static void graph_reads(const Onnx__GraphProto *g, name_fn fn, void *ctx)
+{
+    for (size_t j = 0; j < g->n_node; j++) node_reads(g->node[j], 1, fn, ctx);
+    for (size_t i = 0; i < g->n_output; i++) fn(ctx, g->output[i]->name); /* a branch may return an outer value */
+}
+
+/* The names node n reads: its inputs (`explicit`) and those its subgraphs (If branches, Loop and
+ * Scan bodies, nested) read, which capture outer values as inputs ONNX leaves implicit: a prune
+ * or sort that missed them dropped or misplaced what an If branch read. Names the subgraphs
+ * make themselves are passed too: they name nothing outside (ONNX names are unique), so a
+ * caller looking them up finds nothing. */
+static void node_reads(const Onnx__NodeProto *n, int explicit, name_fn fn, void *ctx)
+{
+    for (size_t k = 0; explicit && k < n->n_input; k++)
+        if (*n->input[k]) fn(ctx, n->input[k]);
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__AttributeProto *at = n->attribute[a];
+        if (at->g) graph_reads(at->g, fn, ctx);
+        for (size_t i = 0; i < at->n_graphs; i++) graph_reads(at->graphs[i], fn, ctx);
+    }
+}
+
+typedef struct live_walk {
+    const oq_gview *v;
+    unsigned char *live;
+    size_t *stack, top;
+} live_walk;
+
+static void live_producer(void *ctx, const char *name)
+{
+    live_walk *w = ctx;
+    size_t p;
+    if (oq_gview_producer(w->v, name, &p) && !w->live[p]) {
+        w->live[p] = 1;
+        w->stack[w->top++] = p;
+    }
+}
+
 /* Mark node `i` and, through their producers, everything it reads. */
 static void mark_live(const oq_gview *v, const cv_model *m, unsigned char *live, size_t *stack, size_t i)
 {
-    size_t top = 0;
+    live_walk w = {v, live, stack, 0};
     if (live[i]) return;
     live[i] = 1;
-    stack[top++] = i;
-    while (top) {
-        const Onnx__NodeProto *n = m->nodes.v[stack[--top]];
-        for (size_t k = 0; k < n->n_input; k++) {
-            size_t p;
-            if (*n->input[k] && oq_gview_producer(v, n->input[k], &p) && !live[p]) {
-                live[p] = 1;
-                stack[top++] = p;
-            }
-        }
-    }
+    stack[w.top++] = i;
+    while (w.top) node_reads(m->nodes.v[stack[--w.top]], 1, live_producer, &w);
+}
+
+typedef struct captured {
+    cv_model *m;
+    cv_names names;
+} captured;
+
+static void capture(void *ctx, const char *name)
+{
+    captured *c = ctx;
+    set_add(c->m, &c->names, name);
 }
 
 static int graph_input(const cv_model *m, const char *name)
@@ -750,14 +793,18 @@ size_t cv_prune(cv_model *m)
     free(live), free(stack);
     cv_touch(m);
     if (!(v = cv_view(m))) return n - w;
+    captured sub = {m, {NULL, 0, 0}}; /* what the kept nodes' subgraphs read */
+    for (size_t i = 0; i < m->nodes.n; i++) node_reads(m->nodes.v[i], 0, capture, &sub);
     size_t k = 0;
     for (size_t i = 0; i < m->inits.n; i++) {
         const char *name = ((Onnx__TensorProto *)m->inits.v[i])->name;
         /* an initializer that is also a graph input is that input's default (IR >= 4,
          * keep_initializers_as_inputs): the input stays, so its default stays with it */
-        if (oq_gview_consumer_count(v, name) || oq_gview_is_output(v, name) || graph_input(m, name))
+        if (oq_gview_consumer_count(v, name) || oq_gview_is_output(v, name) || graph_input(m, name) ||
+            name_used(&sub.names, name))
             m->inits.v[k++] = m->inits.v[i];
     }
+    names_free(&sub.names);
     m->inits.n = k;
     k = 0;
     for (size_t i = 0; i < m->vinfo.n; i++) {
@@ -767,6 +814,31 @@ size_t cv_prune(cv_model *m)
     m->vinfo.n = k;
     cv_touch(m);
     return n - w;
+}
+
+/* Edges p -> j where node j's subgraphs read what node p makes (node_reads). */
+typedef struct implicit_edges {
+    const oq_gview *v;
+    size_t j, n, cap;
+    size_t (*e)[2];
+    int oom;
+} implicit_edges;
+
+static void implicit_edge(void *ctx, const char *name)
+{
+    implicit_edges *x = ctx;
+    size_t p;
+    if (x->oom || !oq_gview_producer(x->v, name, &p) || p == x->j) return;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 16;
+        void *e = realloc(x->e, cap * sizeof *x->e);
+        if (!e) {
+            x->oom = 1;
+            return;
+        }
+        x->e = e, x->cap = cap;
+    }
+    x->e[x->n][0] = p, x->e[x->n++][1] = x->j;
 }
 
 oq_status cv_toposort(cv_model *m, oq_err *err)
@@ -780,11 +852,19 @@ oq_status cv_toposort(cv_model *m, oq_err *err)
         free(pending), free(queue), free(sorted);
         return cv_oom(m, err);
     }
-    /* pending[i]: inputs of node i whose producer has not been placed yet */
+    /* pending[i]: inputs of node i whose producer has not been placed yet, its subgraphs' too */
+    implicit_edges x = {v, 0, 0, 0, NULL, 0};
     for (size_t i = 0; i < n; i++) {
         const Onnx__NodeProto *nd = m->nodes.v[i];
         for (size_t k = 0; k < nd->n_input; k++)
             if (*nd->input[k] && oq_gview_producer(v, nd->input[k], NULL)) pending[i]++;
+        x.j = i;
+        node_reads(nd, 0, implicit_edge, &x);
+    }
+    for (size_t e = 0; e < x.n; e++) pending[x.e[e][1]]++;
+    if (x.oom) {
+        free(pending), free(queue), free(sorted), free(x.e);
+        return cv_oom(m, err);
     }
     /* Kahn's algorithm; the queue is kept sorted by index so the order is stable */
     size_t head = 0, tail = 0, placed = 0;
@@ -803,6 +883,8 @@ oq_status cv_toposort(cv_model *m, oq_err *err)
                 size_t j = oq_gview_consumer(v, nd->output[k], c);
                 if (--pending[j] == 0) queue[tail++] = j;
             }
+        for (size_t e = 0; e < x.n; e++)
+            if (x.e[e][0] == i && --pending[x.e[e][1]] == 0) queue[tail++] = x.e[e][1];
     }
     oq_status st = OQ_OK;
     if (placed != n) {
@@ -811,7 +893,7 @@ oq_status cv_toposort(cv_model *m, oq_err *err)
         if (n) memcpy(m->nodes.v, sorted, n * sizeof *sorted);
         cv_touch(m);
     }
-    free(pending), free(queue), free(sorted);
+    free(pending), free(queue), free(sorted), free(x.e);
     return st;
 }
 

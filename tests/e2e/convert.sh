@@ -165,6 +165,17 @@ expect 0 '"detail": "attn_mask .* add --expand-mask or --mask-to-seqlen"' \
 expect 1 "ORT CPU cannot run the converted model: node 'attention': inconsistent q_sequence_length.*--expand-mask" \
     $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/fuse_only.onnx" --fuse
 expect 0 "written: " $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/fuse_expand.onnx" --fuse --expand-mask
+# an If branch that reads a top-level initializer and outer inputs (values ONNX leaves implicit):
+# convert kept them (it pruned `c` as unused, and ORT refused the converted model, exit 1)
+(cd "$OQ_SOURCE_DIR/tests/e2e/lib" && /usr/bin/python3 if_model.py "$T/if.onnx" "$T/if_in.npz") || fail "if_model.py"
+expect 0 "written: .*if_23\.onnx" $ORTQUAL convert "$T/if.onnx" -o "$T/if_23.onnx" --opset 23 --inputs "$T/if_in.npz"
+# its bool input cannot be generated: an input the caller must give is exit 2, the error alone
+# (it was exit 1 after the plan, as a refused rewrite reads)
+one_line 2 "^ortqual convert: .*if\.onnx: cannot generate values for bool input 'cond' \(no table it indexes\): give --inputs$" \
+    $ORTQUAL convert "$T/if.onnx" -o "$T/if_gen.onnx" --opset 23
+# onto an existing output: refused, and the refusal says how to overwrite (as bench and export do)
+expect 2 "fuse_expand\.onnx: exists \(not overwritten\) \(use --force or another -o\)$" \
+    $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onnx" -o "$T/fuse_expand.onnx" --fuse --expand-mask
 
 # usage and input errors
 refused() { # refused PATTERN CMD...: exit 2 with PATTERN on stderr, nothing on stdout
