@@ -175,13 +175,46 @@ void oq_cli_opts_help(FILE *fp, const oq_opt *opts)
     }
 }
 
+/* The first shown option of the command's table for which `want` holds, or NULL. */
+static const oq_opt *first_opt(const oq_opt *o, int (*want)(const oq_opt *))
+{
+    for (; o->kind != OQ_OPTK_END; o++)
+        if (o->kind != OQ_OPTK_GROUP && !(o->flags & OQ_OPT_HIDDEN) && want(o)) return o;
+    return NULL;
+}
+
+static int single_valued(const oq_opt *o)
+{
+    return (o->kind == OQ_OPTK_NUMBER || o->kind == OQ_OPTK_STRING) && !(o->flags & OQ_OPT_COMMA);
+}
+
+static int many_valued(const oq_opt *o)
+{
+    return o->kind == OQ_OPTK_LIST || (o->flags & OQ_OPT_COMMA);
+}
+
+/* How a repeated option is taken, shown with the command's own options (a fixed example named
+ * options that most commands do not have). */
+static void repeat_rule(FILE *fp, const oq_opt *opts)
+{
+    const oq_opt *one = first_opt(opts, single_valued), *many = first_opt(opts, many_valued);
+    if (one) {
+        const char *a = one->kind == OQ_OPTK_NUMBER ? "3" : "A", *b = one->kind == OQ_OPTK_NUMBER ? "7" : "B";
+        fprintf(fp, "\nAn option given twice takes its last value (--%s %s --%s %s: %s).\n", one->name, a,
+                one->name, b, b);
+    }
+    if (many && (many->flags & OQ_OPT_COMMA))
+        fprintf(fp, "%sA comma list given twice keeps both (--%s a --%s b: a,b).\n", one ? "" : "\n", many->name,
+                many->name);
+    else if (many)
+        fprintf(fp, "%sA repeatable option keeps every value given (--%s).\n", one ? "" : "\n", many->name);
+}
+
 void oq_cli_usage(FILE *fp, const oq_cli_command *c)
 {
     fputs(c->head, fp);
     oq_cli_opts_help(fp, c->opts);
-    fputs("\nAn option given twice takes its last value (--iters 3 --iters 7: 7); a comma list\n"
-          "(--variants a --variants b: a,b) or a repeatable option keeps every value given.\n",
-          fp);
+    repeat_rule(fp, c->opts);
     fputs(c->foot, fp);
 }
 

@@ -35,8 +35,19 @@ n=$("$PY" -c 'import json,sys; print(",".join(c["name"] for c in json.load(open(
 expect 0 "wrote" "$Q" bench "${TINY[@]}" --variants cpu:decomposed:fp32 --seq-lens 8 --iters 3 --iters 2 --outdir i2
 it=$("$PY" -c 'import csv,sys; print(next(csv.DictReader(open(sys.argv[1])))["iters"])' i2/summary.csv)
 [ "$it" = 2 ] && ok "--iters 3 --iters 2: 2" || bad "--iters 3 --iters 2: $it"
-for cmd in bench validate plot estimate merge; do
-    expect 0 "^An option given twice takes its last value .*; a comma list$" "$Q" $cmd --help
+expect 0 "^An option given twice takes its last value \(--seed 3 --seed 7: 7\)\.$" "$Q" bench --help
+expect 0 "^A comma list given twice keeps both \(--variants a --variants b: a,b\)\.$" "$Q" bench --help
+expect 0 "^A repeatable option keeps every value given \(--inputs\)\.$" "$Q" validate --help
+# the rule's examples are the command's own options (convert's help named --iters and --variants)
+for cmd in bench validate plot estimate merge convert inspect report doctor replay gate export slurm; do
+    h=$("$Q" $cmd --help 2>&1)
+    rule=$(grep -E '^(An option given twice|A comma list|A repeatable option)' <<<"$h")
+    [ -z "$rule" ] && continue # (a command of flags only: inspect, export's list)
+    missing=""
+    for o in $(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$rule" | sort -u); do
+        grep -qE -- "^ +(-[a-zA-Z], )?$o\b" <<<"$h" || missing="$missing $o"
+    done
+    [ -z "$missing" ] && ok "$cmd --help: the repeat rule names its own options" || bad "$cmd --help names$missing, not its options: $rule"
 done
 
 # 3. --ref-iters times the ref variant: without one it would be ignored (and was recorded)
