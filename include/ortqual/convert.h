@@ -221,8 +221,10 @@ OQ_API char *oq_convert_report_json(const oq_convert_report *r);
 
 /* The mask contract a converted model records: *has = 1 and the mask input's
  * name in `input` (cap bytes) when the model carries OQ_CONVERT_CONTRACT_KEY,
- * *has = 0 otherwise. OQ_ERR_FORMAT when the entry is malformed. */
-OQ_API oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err);
+ * *has = 0 otherwise; the polarity its values are read in into *polarity (NULL: not
+ * wanted; keep where the contract names none). OQ_ERR_FORMAT when the entry is malformed. */
+OQ_API oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap,
+                                          oq_mask_polarity *polarity, oq_err *err);
 
 #ifdef __cplusplus
 }

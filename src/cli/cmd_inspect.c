@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli.h"
+#include "ortqual/convert.h"
 #include "ortqual/inspect.h"
 #include "ortqual/tensor.h"
 
@@ -17,7 +20,9 @@ static const char head[] =
     "and a caller need not feed it), initializer count and bytes, operator counts by\n"
     "domain, and every attention node: ONNX Attention (with attributes and connected\n"
     "inputs such as attn_mask or nonpad_kv_seqlen), com.microsoft MultiHeadAttention /\n"
-    "GroupQueryAttention, and decomposed MatMul -> ... -> Softmax -> MatMul chains.\n"
+    "GroupQueryAttention, and decomposed MatMul -> ... -> Softmax -> MatMul chains;\n"
+    "the mask contract `convert` records (ortqual.mask_contract: the input that must be\n"
+    "a valid prefix, and its polarity), which validate, replay and bench enforce.\n"
     "Custom operator domains are reported as warnings.\n";
 
 static const char foot[] =
@@ -30,6 +35,44 @@ static const char foot[] =
 /* Names, producers and doc strings come from the file: each goes through oq_cli_shown, so an
  * escape sequence in one does not reach the terminal nor a newline forge a line. */
 #define oq_cli_shown(s) oq_cli_shown(s)
+
+/* The mask contract `convert` records (ortqual.mask_contract), which validate, replay and bench
+ * enforce: has, else a malformed entry's reason in `bad` ("" when none). */
+typedef struct contract {
+    int has;
+    char input[256];
+    oq_mask_polarity polarity;
+    char bad[OQ_ERR_MSG_MAX];
+} contract;
+
+static void read_contract(const char *path, contract *c)
+{
+    oq_err e = {0};
+    memset(c, 0, sizeof *c);
+    if (oq_convert_read_contract(path, &c->has, c->input, sizeof c->input, &c->polarity, &e))
+        snprintf(c->bad, sizeof c->bad, "%s", e.msg), c->has = 0;
+}
+
+static const char *prefix_words(oq_mask_polarity p)
+{
+    return p == OQ_MASK_POLARITY_PAD ? "zeros, then ones: 1 = padding" : "ones, then zeros";
+}
+
+/* The library's JSON with "mask_contract" (an object, or null) and a malformed one's reason
+ * among the warnings. */
+static char *json_with_contract(const char *lib, const contract *c)
+{
+    json_t *j = json_loads(lib, 0, NULL);
+    if (!j) return NULL;
+    json_object_set_new(j, "mask_contract",
+                        c->has ? json_pack("{s:s, s:s, s:s}", "input", c->input, "contract", "valid_prefix", "polarity",
+                                           oq_mask_polarity_name(c->polarity))
+                               : json_null());
+    if (*c->bad) json_array_append_new(json_object_get(j, "warnings"), json_string(c->bad));
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    return s;
+}
 
 /* `note` ends each line ("" for none). */
 static void print_io(const char *what, const oq_io_info *io, size_t n, const char *note)
@@ -53,7 +96,7 @@ static void print_io(const char *what, const oq_io_info *io, size_t n, const cha
     }
 }
 
-static void print_text(const char *path, const oq_model_info *mi)
+static void print_text(const char *path, const oq_model_info *mi, const contract *c)
 {
     printf("model        %s\n", oq_cli_shown(path));
     printf("ir_version   %lld\n", (long long)mi->ir_version);
@@ -66,6 +109,9 @@ static void print_text(const char *path, const oq_model_info *mi)
     if (mi->n_external) /* torch.onnx.export's default: the weights beside the model */
         printf(" inside; %zu in external data, %llu bytes", mi->n_external, (unsigned long long)mi->external_bytes);
     printf(")\nnodes        %zu\n", mi->n_nodes);
+    if (c->has)
+        printf("mask contract input '%s' is a valid prefix (%s) in every batch (ortqual.mask_contract)\n",
+               oq_cli_shown(c->input), prefix_words(c->polarity));
     printf("io:\n");
     print_io("input", mi->inputs, mi->n_inputs, "");
     print_io("input", mi->default_inputs, mi->n_default_inputs, "  default: the initializer of its name");
@@ -83,6 +129,7 @@ static void print_text(const char *path, const oq_model_info *mi)
         printf("\n      %s\n", oq_cli_shown(a->detail));
     }
     for (size_t i = 0; i < mi->n_warnings; i++) printf("warning: %s\n", oq_cli_shown(mi->warnings[i]));
+    if (*c->bad) printf("warning: %s\n", oq_cli_shown(c->bad));
 }
 
 int cmd_inspect(int argc, char **argv)
@@ -103,8 +150,11 @@ int cmd_inspect(int argc, char **argv)
     if (oq_model_inspect_file(path, &mi, &err))
         return oq_cli_refuse("inspect", json, err.status, err.msg,
                              err.status == OQ_ERR_NOMEM ? OQ_EXIT_RUNTIME : OQ_EXIT_USAGE);
+    contract ct;
+    read_contract(path, &ct);
     if (json) {
-        char *s = oq_model_info_json(mi);
+        char *lib = oq_model_info_json(mi), *s = lib ? json_with_contract(lib, &ct) : NULL;
+        free(lib);
         if (!s) {
             oq_model_info_free(mi);
             oq_cli_error_in("inspect", "out of memory");
@@ -113,7 +163,7 @@ int cmd_inspect(int argc, char **argv)
         printf("%s\n", s);
         free(s);
     } else {
-        print_text(path, mi);
+        print_text(path, mi, &ct);
     }
     oq_model_info_free(mi);
     return OQ_EXIT_OK;

@@ -639,7 +639,8 @@ static oq_status contract_of(const Onnx__ModelProto *m, const char *path, int *h
     return st;
 }
 
-oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_err *err)
+oq_status oq_convert_read_contract(const char *path, int *has, char *input, size_t cap, oq_mask_polarity *polarity,
+                                   oq_err *err)
 {
     OQ_NEED(err, path);
     OQ_NEED(err, has);
@@ -650,7 +651,7 @@ oq_status oq_convert_read_contract(const char *path, int *has, char *input, size
     if (cap) *input = 0;
     oq_status st = oq_read_file(path, &buf, &n, err);
     if (st) return st;
-    st = oq_convert_contract_of(buf, n, path, has, input, cap, NULL, err);
+    st = oq_convert_contract_of(buf, n, path, has, input, cap, polarity, err);
     free(buf);
     return st;
 }

@@ -1217,8 +1217,9 @@ static oq_status contract_mask(const oq_validate_opts *o, const oq_model_file *m
     *pol = o->mask_polarity;
     if ((st = oq_contract_polarity_adopt(o->model_path, recorded, o->mask_polarity_given, pol, err))) return st;
     snprintf(mask, n, "%s", input);
-    progress(o, "%s: %s: input '%s' must be a valid prefix in every batch", o->model_path, OQ_CONVERT_CONTRACT_KEY,
-             input);
+    progress(o, "%s: %s: input '%s' must be a valid prefix (%s) in every batch", o->model_path,
+             OQ_CONVERT_CONTRACT_KEY, input,
+             *pol == OQ_MASK_POLARITY_KEEP ? "ones, then zeros" : "zeros, then ones: 1 = padding");
     return OQ_OK;
 }
 
@@ -1560,7 +1561,7 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     c->n_all = c->sink.n;
     c->padded_length = c->sink.padded_length;
     memcpy(c->first_bl, c->sink.first_bl, sizeof c->first_bl);
-    if (!st && c->replaces_run) oq_validate_clear_stale(o, c->n_all);
+    if (!st && c->replaces_run) oq_validate_clear_stale(o, c->n_all, NULL, 0);
     if (!st && c->sig.mask >= 0 && c->sig.mask_why) /* detection's choice, said where it can be checked */
         progress(o, "mask: input '%s' taken as the [B, L] padding mask because %s (mask_name names another, "
                  "no_mask says there is none)", c->sig.mi->inputs[c->sig.mask].name, c->sig.mask_why);
@@ -1961,7 +1962,7 @@ static oq_status publish_plan(run_ctx *c, oq_err *err)
     const oq_validate_opts *o = c->o;
     if (c->replaces_plan) oq_shard_drop_results(o->outdir);
     if (oq_validate_forget_result(o->outdir) || c->left_by_killed || c->replaces_plan)
-        oq_validate_clear_stale(o, c->n_all);
+        oq_validate_clear_stale(o, c->n_all, c->models, o->n_configs);
     return oq_shard_plan_prepare(o, &c->sink, c->sp.batch_list, c->sp.description, c->s->plan_hash, err);
 }
 

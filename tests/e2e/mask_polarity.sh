@@ -96,6 +96,18 @@ expect 0 "attention_1: attn_mask '[^']*' is the key padding of input 'mask': non
 expect 2 "default_input.onnx: --mask-polarity pad, but no input is the mask \(--mask NAME names one\)" \
     "$Q" convert "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" --plan --flash --mask-polarity pad
 expect 0 "verdict: PASSED" "$Q" validate --model c_len.onnx --inputs io_pad.npz --mask-polarity pad --outdir len "${V[@]}"
+# the contract is stated with its polarity (validate said "a valid prefix", which reads as ones
+# then zeros) and inspect shows it (it showed nothing)
+expect 0 "c_len\.onnx: ortqual\.mask_contract: input 'mask' must be a valid prefix \(zeros, then ones: 1 = padding\) in every batch" \
+    "$Q" validate --model c_len.onnx --inputs io_pad.npz --outdir len_said "${V[@]}"
+expect 0 "^mask contract input 'mask' is a valid prefix \(zeros, then ones: 1 = padding\) in every batch" "$Q" inspect c_len.onnx
+"$Q" inspect --json c_len.onnx >c_len.json && "$Q" inspect --json pad.onnx >pad.json
+if $PY -c '
+import json, sys
+a, b = json.load(open("c_len.json")), json.load(open("pad.json"))
+assert a["mask_contract"] == {"input": "mask", "contract": "valid_prefix", "polarity": "pad"}, a["mask_contract"]
+assert b["mask_contract"] is None, b["mask_contract"]
+'; then ok "inspect --json: mask_contract"; else bad "inspect --json: mask_contract: $(grep -A4 mask_contract c_len.json pad.json)"; fi
 a=$(valid len/summary.json)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok "mask-to-seqlen, pad: valid_size $a, as the fixture's" ||
     bad "mask-to-seqlen, pad: valid_size '$a', the fixture's '$b'"

@@ -226,7 +226,7 @@ static void convert_fixture(const char *fixture, int opset, int n_attention, int
     assert_int_equal(count_steps(r, "pad-head-size", "rewritten"), padded ? (size_t)n_attention : 0);
     int has;
     char input[64];
-    assert_int_equal(oq_convert_read_contract(out, &has, input, sizeof input, NULL), OQ_OK);
+    assert_int_equal(oq_convert_read_contract(out, &has, input, sizeof input, NULL, NULL), OQ_OK);
     assert_true(has);
     assert_string_equal(input, mask);
     oq_convert_report_free(r);
@@ -541,6 +541,13 @@ static void test_pad_mask_to_seqlen(void **state)
     assert_int_equal(oq_model_inspect_file(out, &mi, &err), OQ_OK);
     assert_int_equal(op_count(mi, "Not"), 1);
     oq_model_info_free(mi);
+    /* the contract read back with its polarity */
+    int has = 0;
+    char input[64];
+    oq_mask_polarity pol = OQ_MASK_POLARITY_KEEP;
+    assert_int_equal(oq_convert_read_contract(out, &has, input, sizeof input, &pol, &err), OQ_OK);
+    assert_true(has);
+    assert_int_equal(pol, OQ_MASK_POLARITY_PAD);
     /* converted again: nothing left to do, and each pass says so; the contract is kept */
     oq_convert_opts_default(&o);
     oq_convert_opts_flash(&o);
@@ -858,7 +865,7 @@ static void test_bf16_lower_and_contract(void **state)
     oq_model_info_free(mi);
     int has;
     char input[8];
-    assert_int_equal(oq_convert_read_contract(low, &has, input, sizeof input, NULL), OQ_OK);
+    assert_int_equal(oq_convert_read_contract(low, &has, input, sizeof input, NULL, NULL), OQ_OK);
     assert_true(has);
     remove_dir(dir);
 }
@@ -902,7 +909,7 @@ static void test_contract_malformed(void **state)
     write_tiny(in, KEY_PADDING);
     int has = 1;
     char input[64];
-    assert_int_equal(oq_convert_read_contract(in, &has, input, sizeof input, NULL), OQ_OK);
+    assert_int_equal(oq_convert_read_contract(in, &has, input, sizeof input, NULL, NULL), OQ_OK);
     assert_false(has); /* no contract before conversion */
     unsigned char *buf;
     size_t n;
@@ -923,7 +930,7 @@ static void test_contract_malformed(void **state)
     assert_int_equal(oq_write_file_atomic(bad, buf, n, 0, NULL), OQ_OK);
     free(buf);
     oq_err err = {0};
-    assert_int_equal(oq_convert_read_contract(bad, &has, input, sizeof input, &err), OQ_ERR_FORMAT);
+    assert_int_equal(oq_convert_read_contract(bad, &has, input, sizeof input, NULL, &err), OQ_ERR_FORMAT);
     assert_non_null(strstr(err.msg, OQ_CONVERT_CONTRACT_KEY));
     remove_dir(dir);
 }
