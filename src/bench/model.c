@@ -38,6 +38,7 @@ typedef struct model_sweep {
     const char *polarity_source; /* "contract", "option" (mask_polarity given), "graph", "default" (keep) */
     int has_contract;          /* the model's mask contract names its mask input: */
     char contract[256];
+    oq_index_table *tables;    /* per input of mi: the table it indexes (inputuse-impl.h) */
 } model_sweep;
 
 typedef struct sweep_ctx_model {
@@ -51,6 +52,7 @@ static void sweep_clear(model_sweep *m)
     for (size_t i = 0; m->points && i < m->n_points; i++) oq_bench_point_clear(&m->points[i]);
     free(m->points);
     free(m->lengths);
+    free(m->tables);
     oq_bench_mask_clear(&m->mask);
     oq_npz_free(m->inputs);
     oq_npz_free(m->expected);
@@ -58,8 +60,35 @@ static void sweep_clear(model_sweep *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The tightest bound of a table (an embedding's rows, a GatherND position's axis), or NULL. */
+static const oq_index_bound *tightest(const oq_index_table *tb)
+{
+    const oq_index_bound *b = tb->all.size > 0 ? &tb->all : NULL;
+    for (int j = 0; j < OQ_INDEX_TUPLE_MAX; j++)
+        if (tb->tuple[j].size > 0 && (!b || tb->tuple[j].size < b->size)) b = &tb->tuple[j];
+    return b;
+}
+
+/* Generated integers must lie inside the table the input indexes: ORT fails the run at the
+ * Gather otherwise, after the folder was written (validate checks a batch's ids the same way). */
+static oq_status check_int_table(const oq_bench_opts *o, const model_sweep *m, const oq_bench_input_info *in,
+                                 oq_err *err)
+{
+    for (size_t i = 0; m->tables && i < m->mi->n_inputs; i++) {
+        const oq_index_bound *b = strcmp(m->mi->inputs[i].name, in->name) ? NULL : tightest(&m->tables[i]);
+        if (b && (o->int_hi > b->size - 1 || o->int_lo < -b->size))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "opts.int_lo,int_hi %lld,%lld: input '%s' indexes axis %lld of %s '%s', of size %lld "
+                              "(ids %lld..%lld)",
+                              (long long)o->int_lo, (long long)o->int_hi, in->name, (long long)b->axis, b->op,
+                              b->node, (long long)b->size, (long long)-b->size, (long long)b->size - 1);
+    }
+    return OQ_OK;
+}
+
 /* The range of generated integers must fit every integer input they fill. */
-static oq_status check_int_range(const oq_bench_opts *o, const oq_bench_input_info *in, oq_err *err)
+static oq_status check_int_range(const oq_bench_opts *o, const model_sweep *m, const oq_bench_input_info *in,
+                                 oq_err *err)
 {
     static const struct { oq_dtype t; double lo, hi; } range[] = {
         {OQ_DTYPE_UINT8, 0, 255}, {OQ_DTYPE_INT8, -128, 127}, {OQ_DTYPE_UINT16, 0, 65535},
@@ -67,6 +96,8 @@ static oq_status check_int_range(const oq_bench_opts *o, const oq_bench_input_in
         {OQ_DTYPE_INT32, -2147483648.0, 2147483647.0}, {OQ_DTYPE_UINT64, 0, 9007199254740992.0},
         {OQ_DTYPE_INT64, -9007199254740992.0, 9007199254740992.0}};
     if (strcmp(in->fill, "integers")) return OQ_OK;
+    oq_status st = check_int_table(o, m, in, err);
+    if (st) return st;
     for (size_t i = 0; i < sizeof range / sizeof *range; i++)
         if (range[i].t == in->dtype && ((double)o->int_lo < range[i].lo || (double)o->int_hi > range[i].hi))
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.int_lo,int_hi %lld,%lld: input '%s' is %s (%.0f..%.0f)",
@@ -517,8 +548,9 @@ oq_status oq_bench_choose_mask(const oq_bench_opts *o, const oq_model_info *mi, 
 static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
     unsigned *uses = NULL;
-    oq_status st = OQ_OK;
-    if (!m->has_contract) st = oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &uses, NULL, err);
+    /* the tables each input indexes too (check_int_table); a contract's mask is not the graph's */
+    oq_status st = oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &uses, &m->tables, err);
+    if (!st && m->has_contract) free(uses), uses = NULL;
     if (!st) st = oq_bench_choose_mask(o, m->mi, uses, m->has_contract ? m->contract : NULL, &m->mask, err);
     unsigned says = !st && uses && m->mask.index >= 0 ? uses[m->mask.index] & (OQ_USE_SAYS_KEEP | OQ_USE_SAYS_PAD) : 0;
     if (!strcmp(m->polarity_source, "default") && (says == OQ_USE_SAYS_KEEP || says == OQ_USE_SAYS_PAD)) {
@@ -552,7 +584,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     for (size_t p = 0; !st && p < m->n_points; p++) {
         st = oq_bench_resolve_point(m->mi->inputs, m->mi->n_inputs, m->inputs, o, &m->mask, p, &m->points[p], err);
         for (size_t i = 0; !st && i < m->points[p].n_inputs; i++)
-            st = check_int_range(o, &m->points[p].inputs[i], err);
+            st = check_int_range(o, m, &m->points[p].inputs[i], err);
     }
     if (!st) st = check_generated_opts(o, m, err);
     if (!st) st = check_polarity(o, &m->points[0], err);

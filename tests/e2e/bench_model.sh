@@ -60,6 +60,16 @@ ins = {i["name"]: i for i in r["inputs"]}
 assert ins["input_ids"]["fill"] == "integers" and ins["input_ids"]["dtype"] == "int64"
 assert ins["attention_mask"]["fill"] == "mask" and r["valid_tokens"] == 36
 EOF
+# ids past the embedding table: refused before anything runs (ORT failed the row at its Gather,
+# exit 3, with the folder written); the last row of the table is fine (above)
+expect 2 "^ortqual bench: --int-range 0,50: input 'input_ids' indexes axis 0 of Gather '[^']+', of size 50 \(ids -50\.\.49\)$" \
+    "$Q" bench --model "$F/decoder_lm/decoder_lm_op18.onnx" --dim batch=2 --dim seq=24 --int-range 0,50 "${FAST[@]}" \
+    --outdir "$T/b50"
+[ ! -e "$T/b50" ] && ok "--int-range past the table: nothing written" || bad "--int-range past the table wrote $T/b50"
+# without --expected nothing is compared: the verdict line a gate reads says so (it read as any PASSED)
+expect 0 "^verdict: PASSED \(1 passed, 0 failed, 0 skipped; timed only: no output compared\); details in" \
+    "$Q" bench --model "$F/decoder_lm/decoder_lm_op18.onnx" --dim batch=2 --dim seq=24 --int-range 0,49 "${FAST[@]}" \
+    --outdir "$T/b49"
 
 # 3. Saved inputs as they are, judged against PyTorch's outputs; another batch's outputs are
 #    refused before any timing (exit 2).
