@@ -572,6 +572,29 @@ static void model_precision(const struct args *a, oq_model_precision *p)
     oq_model_info_free(mi);
 }
 
+/* The first member of `z` that is no output or input of the model, nor a member ortqual reads
+ * itself (a "features"/"mask" alias, event ids, lengths): most likely an output saved under
+ * another name; NULL when there is none. */
+static int has_io(const oq_io_info *io, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (io[i].name && !strcmp(io[i].name, name)) return 1;
+    return 0;
+}
+
+static const char *stray_member(const oq_model_info *mi, const oq_npz *z)
+{
+    static const char *const own[] = {"event_indices", "lengths", "features", "mask"};
+    for (size_t i = 0; i < z->count; i++) {
+        const char *name = z->tensors[i]->name;
+        int known = !name || has_io(mi->outputs, mi->n_outputs, name) || has_io(mi->inputs, mi->n_inputs, name) ||
+                    oq_model_default_input(mi, name);
+        for (size_t k = 0; !known && k < sizeof own / sizeof own[0]; k++) known = !strcmp(name, own[k]);
+        if (!known) return name;
+    }
+    return NULL;
+}
+
 /* Whether the first --inputs file holds every output of the model (e.g. PyTorch's, saved with
  * the inputs), so that 'expected' can be the reference; -1 (said) when the model or that file
  * cannot be read, which no choice of configurations would mend, and when it holds some of the
@@ -596,14 +619,21 @@ static int inputs_hold_outputs(const struct args *a)
         } else if (missing == SIZE_MAX) missing = i;
     }
     int all = z && mi->n_outputs && held == mi->n_outputs;
-    if (held && !all)
+    const char *stray = z && !held ? stray_member(mi, z) : NULL;
+    if (stray) { /* saved outputs were meant (the default asked for none): say which name is off */
+        char outs[512];
+        oq_io_names(mi->outputs, mi->n_outputs, outs, sizeof outs);
+        oq_cli_error_in("validate", "%s: member '%s' is neither an output nor an input of the model (its outputs: %s): "
+                        "an output saved under another name is never compared; rename it, or choose --configs",
+                        oq_cli_shown(a->o.input_files[0]), oq_cli_shown(stray), oq_cli_shown(outs));
+    } else if (held && !all)
         oq_cli_error_in("validate", "%s holds the model's output '%s' but not '%s' (%zu of %zu outputs): "
                         "save every output with the inputs, or pass them as --expected, or choose --configs",
                 oq_cli_shown(a->o.input_files[0]), oq_cli_shown(mi->outputs[have].name),
                 oq_cli_shown(mi->outputs[missing].name), held, mi->n_outputs);
     oq_npz_free(z);
     oq_model_info_free(mi);
-    return held && !all ? -1 : all;
+    return stray || (held && !all) ? -1 : all;
 }
 
 /* DIR/inputs_X.npz with DIR/outputs_X.npz beside it (the fixtures' and PyTorch scripts' layout):

@@ -92,4 +92,16 @@ grep -qE "^  mask-to-seqlen +skipped +attention: already done: nonpad_kv_seqlen"
     grep -qE "^  opset +skipped +already ai.onnx opset 24" "$T/twice.txt" &&
     grep -qE "^  contract +kept +metadata ortqual.mask_contract" "$T/twice.txt" &&
     ! grep -q "contract +added" "$T/twice.txt" && ok "converted twice" || bad "converted twice: $(cat "$T/twice.txt")"
+# PyTorch's outputs saved under names of the user's own ("output_0"): validate --model's default
+# said "no saved outputs to judge against" (asking for --configs); now the member is named
+$PY -c '
+import numpy as np, sys
+z = np.load(sys.argv[1])
+np.savez(sys.argv[2], input_ids=z["input_ids"], attention_mask=z["attention_mask"],
+         output_0=z["last_hidden_state"], output_1=z["pooler_output"])' "$F/bert_like/io.npz" "$T/misnamed.npz" ||
+    fail "misnamed.npz"
+one_line 2 "misnamed\.npz: member 'output_0' is neither an output nor an input of the model \(its outputs: last_hidden_state, pooler_output\)" \
+    "$Q" validate --model "$F/bert_like/bert_like_op18.onnx" --inputs "$T/misnamed.npz" --outdir "$T/mis"
+[ ! -e "$T/mis" ] && ok "misnamed: nothing written" || bad "misnamed: $T/mis written"
+
 report
