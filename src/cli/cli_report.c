@@ -627,7 +627,13 @@ static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_
         if (oq_cli_print_prepared(o->outdir)) rc = OQ_EXIT_RUNTIME;
     } else {
         oq_cli_print_verdict_table(summary, dir);
-        if (o->shard.count)
+        /* a batch log's last line: "done" after an interruption read as success */
+        if (o->shard.count && summary->interrupted.signal)
+            printf("shard %d of %d interrupted (SIG%s): run it again, then ortqual merge %s\n", (int)o->shard.index,
+                   (int)o->shard.count,
+                   sigabbrev_np(summary->interrupted.signal) ? sigabbrev_np(summary->interrupted.signal) : "?",
+                   oq_cli_shown(o->outdir));
+        else if (o->shard.count)
             printf("shard %d of %d done; when all have ended: ortqual merge %s\n", (int)o->shard.index,
                    (int)o->shard.count, oq_cli_shown(o->outdir));
     }

@@ -1900,7 +1900,8 @@ static void note_key(char *buf, size_t n, const char *key)
  * values, each to SHOWN characters (a SHA-256 as other messages show it), so that the line says
  * what to change. */
 #define SHOWN 12
-static void note_difference(const char *prefix, const char *key, const json_t *a, const json_t *b, char *buf, size_t n);
+static void note_difference(const char *prefix, const char *key, const json_t *a, const json_t *b,
+                            char *buf, size_t n);
 
 /* The keys whose values differ between two objects. */
 static void differing_keys(const char *prefix, const json_t *a, const json_t *b, char *buf, size_t n)
@@ -1914,7 +1915,8 @@ static void differing_keys(const char *prefix, const json_t *a, const json_t *b,
 
 /* The EP libraries (runtime.ep_libs) of the same names, each one whose content differs by its
  * name and SHA-256s ("runtime.ep_libs[cuda] 'c9fe...' vs '01ab...'"); 0 where the names differ. */
-static int ep_libs_difference(const char *name, const json_t *a, const json_t *b, char *buf, size_t n)
+static int ep_libs_difference(const char *name, const json_t *a, const json_t *b, char *buf,
+                              size_t n)
 {
     if (strcmp(name, "runtime.ep_libs") || json_array_size(a) != json_array_size(b)) return 0;
     for (size_t i = 0; i < json_array_size(a); i++) {
@@ -1932,7 +1934,8 @@ static int ep_libs_difference(const char *name, const json_t *a, const json_t *b
     return 1;
 }
 
-static void note_difference(const char *prefix, const char *key, const json_t *a, const json_t *b, char *buf, size_t n)
+static void note_difference(const char *prefix, const char *key, const json_t *a, const json_t *b,
+                            char *buf, size_t n)
 {
     char name[256];
     snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", key);
@@ -1952,6 +1955,59 @@ static void note_difference(const char *prefix, const char *key, const json_t *a
     note_key(buf, n, name);
 }
 
+/* The items of a list "a, b, c" (cut in place), at most `cap`; how many. */
+static size_t list_items(char *list, char **items, size_t cap)
+{
+    size_t n = 0;
+    for (char *p = list; *p && n < cap;) {
+        char *next = strstr(p, ", ");
+        items[n++] = p;
+        if (!next) break;
+        *next = 0;
+        p = next + 2;
+    }
+    return n;
+}
+
+/* An item's key: its text before " '" (a value shown), all of it otherwise. */
+static size_t key_len(const char *item)
+{
+    const char *q = strstr(item, " '");
+    return q ? (size_t)(q - item) : strlen(item);
+}
+
+/* The configurations' differences, each once; one whose key another configuration shows with
+ * other values ("model 'a' vs 'b'" and "model 'c' vs 'd'") by configuration, so that the two can
+ * be told apart. */
+#define DIFF_ITEMS 64
+static void configs_difference(const json_t *ca, const json_t *cb, char *buf, size_t n)
+{
+    size_t nc = json_array_size(ca);
+    char(*own)[1024] = calloc(nc ? nc : 1, sizeof *own);
+    char *(*items)[DIFF_ITEMS] = calloc(nc ? nc : 1, sizeof *items);
+    size_t *count = calloc(nc ? nc : 1, sizeof *count);
+    for (size_t k = 0; own && items && count && k < nc; k++) {
+        differing_keys("", json_array_get(ca, k), json_array_get(cb, k), own[k], sizeof own[k]);
+        count[k] = list_items(own[k], items[k], DIFF_ITEMS);
+    }
+    for (size_t k = 0; own && items && count && k < nc; k++) {
+        const char *name = json_string_value(json_object_get(json_array_get(ca, k), "config"));
+        for (size_t i = 0; i < count[k]; i++) {
+            const char *item = items[k][i];
+            size_t len = key_len(item);
+            int ambiguous = 0;
+            for (size_t j = 0; j < nc && !ambiguous; j++)
+                for (size_t t = 0; j != k && t < count[j] && !ambiguous; t++)
+                    ambiguous = key_len(items[j][t]) == len && !strncmp(items[j][t], item, len) &&
+                                strcmp(items[j][t], item);
+            char labelled[1400];
+            snprintf(labelled, sizeof labelled, "configs[%zu] %s %s", k, name ? name : "?", item);
+            note_key(buf, n, ambiguous ? labelled : item);
+        }
+    }
+    free(own), free(items), free(count);
+}
+
 /* (read whole: only when two plans differ, to say how) */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n)
 {
@@ -1960,8 +2016,7 @@ void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_
     buf[0] = 0;
     if (!json_equal(json_object_get(ja, "batches"), json_object_get(jb, "batches"))) note_key(buf, n, "batches");
     if (json_array_size(ca) != json_array_size(cb)) note_key(buf, n, "configs");
-    for (size_t k = 0; json_array_size(ca) == json_array_size(cb) && k < json_array_size(ca); k++)
-        differing_keys("", json_array_get(ca, k), json_array_get(cb, k), buf, n);
+    else configs_difference(ca, cb, buf, n);
     differing_keys("", json_object_get(ja, "run"), json_object_get(jb, "run"), buf, n);
     json_decref(ja);
     json_decref(jb);

@@ -316,6 +316,28 @@ static oq_status prepared_file(const shard_batches *sb, const char *name, const 
  * reference is) checked against the plan, then copied into s named relative to DIR, as the plan
  * names them: the shard's summary is read from anywhere (its workers get root/NAME,
  * oq_shard_file). */
+/* The user's file a batch was made from, which this shard's input_files name again: changed
+ * since the prepare step, the shard would run the earlier copy while its command names the new
+ * data. (Not there at all, as on a node that has only DIR: the prepared copy is the plan's.) */
+static oq_status source_unchanged(const oq_validate_opts *o, const oq_batch_info *b, oq_err *err)
+{
+    if (!b->source || !*b->source_sha256) return OQ_OK;
+    for (size_t i = 0; i < o->n_input_files; i++) {
+        char now[65];
+        if (strcmp(o->input_files[i], b->source) || access(b->source, F_OK)) continue;
+        oq_status st = oq_sha256_file(b->source, now, err);
+        if (st) return st;
+        if (strcmp(now, b->source_sha256))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "input_files %s changed since the shards were prepared (SHA-256 %.12s... now, %.12s... "
+                              "then): this shard would run the batch prepared from the earlier file; prepare the "
+                              "shards again (shard.prepare with overwrite)",
+                              b->source, now, b->source_sha256);
+        return OQ_OK;
+    }
+    return OQ_OK;
+}
+
 static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
     shard_batches *sb = ctx;
@@ -324,6 +346,8 @@ static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: the prepared plan does not name it by SHA-256 (prepared by an "
                                               "older ortqual): prepare the shards again (shard.prepare with overwrite)",
                           b->expected);
+    oq_status changed = source_unchanged(sb->o, b, err);
+    if (changed) return changed;
     oq_batch_info *mine = OQ_PUSH(sb->s->batches, sb->s->n_batches);
     if (!mine) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_batch_info_copy(mine, b, err);

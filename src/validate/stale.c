@@ -84,7 +84,17 @@ static int read_by_run(const char *path, const oq_validate_opts *o)
 
 /* Returns how many files went. A plots/ planted as a symbolic link is not followed (O_NOFOLLOW),
  * and files go by name below the folder opened (unlinkat): a run never removes files elsewhere. */
-static int remove_matching(const char *dir, const oq_validate_opts *o, size_t n_batches, int figures)
+static int kept(const char *path, char *const *keep, size_t n_keep)
+{
+    struct stat sb;
+    if (!n_keep || stat(path, &sb) != 0) return 0;
+    for (size_t i = 0; i < n_keep; i++)
+        if (same_file(&sb, keep[i])) return 1;
+    return 0;
+}
+
+static int remove_matching(const char *dir, const oq_validate_opts *o, size_t n_batches, int figures, char *const *keep,
+                           size_t n_keep)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -97,7 +107,7 @@ static int remove_matching(const char *dir, const oq_validate_opts *o, size_t n_
                             : stale_batch_file(name, n_batches) || exported_model(name, o);
         if (!stale) continue;
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        removed += !read_by_run(path, o) && unlinkat(dirfd(d), name, 0) == 0;
+        removed += !read_by_run(path, o) && !kept(path, keep, n_keep) && unlinkat(dirfd(d), name, 0) == 0;
     }
     if (d) closedir(d);
     return removed;
@@ -125,7 +135,7 @@ static void drop_tables_said(const char *outdir, int rmdir_plots, char *said, si
     char path[4096];
     drop_named(outdir, "validate.csv", said, n);
     snprintf(path, sizeof path, "%s/plots", outdir);
-    int figures = remove_matching(path, NULL, 0, 1);
+    int figures = remove_matching(path, NULL, 0, 1, NULL, 0);
     if ((rmdir_plots && rmdir(path) == 0) || figures) say(said, n, "plots/");
 }
 
@@ -239,15 +249,15 @@ int oq_validate_drop_left_work(const char *outdir)
     return 1;
 }
 
-void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches)
+void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches, char *const *keep, size_t n_keep)
 {
     char path[4096];
-    remove_matching(o->outdir, o, n_batches, 0);
+    remove_matching(o->outdir, o, n_batches, 0, keep, n_keep);
     /* the encoder's weights: a run of another model writes none (a replay's folder kept them) */
     snprintf(path, sizeof path, "%s/weights.npz", o->outdir);
     if (o->kind == OQ_MODEL_USER && !o->weights_path && !read_by_run(path, o)) unlink(path);
     snprintf(path, sizeof path, "%s/plots", o->outdir);
-    remove_matching(path, o, 0, 1);
+    remove_matching(path, o, 0, 1, NULL, 0);
     rmdir(path); /* when left empty; a run that draws makes it again */
 }
 

@@ -742,8 +742,10 @@ void oq_iso_time(char *buf, size_t n);
 void oq_validate_judge(oq_validate_summary *s, int allow_skip);
 /* --force into an earlier run's folder (its summary.json was there: oq_validate_forget_result),
  * not a shard: that run's saved outputs, its inputs and expected outputs from batch n_batches on,
- * its exported models and its figures removed (stale.c); this run writes the rest over. */
-void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches);
+ * its exported models and its figures removed (stale.c); this run writes the rest over. The
+ * files `keep` names (n_keep; NULL entries skipped) stay: the prepare step clears after it
+ * exported its own models, of the same names. */
+void oq_validate_clear_stale(const oq_validate_opts *o, size_t n_batches, char *const *keep, size_t n_keep);
 /* A run past its checks, about to write its first file (a shard: past its plan check, before
  * started.json), replaces the folder's earlier outcome: its summary.json (first), report.html,
  * validate.csv and an earlier refusal's error.json go, so that the folder never holds the outcome

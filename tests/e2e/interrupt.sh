@@ -137,6 +137,10 @@ rc=0
 wait $pid || rc=$?
 [ "$rc" -eq 143 ] || fail "shard SIGTERM: exit $rc: $(tail -5 "$T/S.log")"
 gone "$worker"
+# its log's last line (a batch system's log) says so: it said "shard 1 of 2 done"
+last=$(tail -1 "$T/S.log")
+[[ "$last" == "shard 1 of 2 interrupted (SIGTERM): run it again, then ortqual merge $T/S" ]] ||
+    fail "shard SIGTERM: last line '$last'"
 must 1 "shard 1 of 2 interrupted: started on .* and was interrupted by SIGTERM while hangep:attention24:fp32 ran \(0 of 2 batches done\)" \
     "$T/sm.log" $ORTQUAL merge --no-plots "$T/S"
 

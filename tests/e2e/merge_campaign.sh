@@ -41,6 +41,28 @@ done
 must 0 "PASSED" "$T/m2.log" $ORTQUAL merge "$R"
 echo "ok   a refused --force prepare leaves the earlier shards and merge"
 
+# 2b. an --inputs file changed after the prepare step: its shard is refused, naming it (it ran the
+#     copy prepared from the earlier file, silently); one that is gone (a node with only DIR) runs
+# (two files of other events, made from good.npz: the refused prepare above removed R's batches)
+$PY - "$T/good.npz" "$T" <<'PY' || fail "making e0.npz, e1.npz"
+import sys, numpy as np
+d = dict(np.load(sys.argv[1]))
+np.savez(sys.argv[2] + "/e0.npz", **d)
+if "event_indices" in d: d["event_indices"] = d["event_indices"] + 1000
+np.savez(sys.argv[2] + "/e1.npz", **d)
+d["features"] = d["features"] * 2  # recalibrated
+np.savez(sys.argv[2] + "/e1_new.npz", **d)
+PY
+E=(validate --repeat 1 --warmup 0 --threads 1 --progress never --configs ref:encoder:fp64,cpu:attention24:fp32
+   --no-cache --inputs "$T/e0.npz" "$T/e1.npz" --outdir "$T/E")
+must 0 "prepared 2 shards" "$T/ep.log" $ORTQUAL "${E[@]}" --prepare-shards 2
+cp "$T/e1_new.npz" "$T/e1.npz"
+must 2 "^ortqual validate: --inputs $T/e1\.npz changed since the shards were prepared \(SHA-256 [0-9a-f]{12}\.\.\. now, [0-9a-f]{12}\.\.\. then\): .*prepare the shards again \(--prepare-shards N --force\)" \
+    "$T/e1.log" $ORTQUAL "${E[@]}" --shard 1/2
+rm "$T/e0.npz"
+must 0 "shard 0 of 2 done" "$T/e0.log" $ORTQUAL "${E[@]}" --shard 0/2
+echo "ok   a shard whose --inputs file changed since the prepare step is refused"
+
 # 3. each shard's reference cache warning reaches the merged summary, named by shard
 C="$T/cache" P="$T/c"
 must 0 "prepared 2 shards" "$T/cp.log" $ORTQUAL "${V[@]}" --cache-dir "$C" --outdir "$P" --prepare-shards 2

@@ -64,6 +64,9 @@ must 0 "prepared 2 shards" "$T/r.log" $ORTQUAL "${V[@]}" --num-events 4 --outdir
 merged "$P" gone
 [ "$(cd "$P" && ls inputs_*.npz | tr '\n' ' ')" = "inputs_000.npz inputs_001.npz " ] ||
     fail "an earlier plan's batches stayed: $(ls "$P")"
+# ... but the models this prepare step exported stay (they went: the shards had no model to run)
+[ "$(cd "$P" && ls encoder_*.onnx 2>/dev/null | tr '\n' ' ')" = "encoder_attention24_fp32.onnx " ] ||
+    fail "the prepare step's own model went with the earlier plan's: $(ls "$P")"
 # (an unsharded run's folder prepared with --force: its page and table go with its summary)
 must 0 "PASSED" "$T/u.log" $ORTQUAL "${V[@]}" --outdir "$T/U"
 must 0 "prepared 2 shards" "$T/ur.log" $ORTQUAL "${V[@]}" --outdir "$T/U" --prepare-shards 2 --force
