@@ -780,6 +780,11 @@ typedef struct oq_estimate {
     double shard_fixed_s, shard_events_s, shard_s; /* one task: fixed + per-event parts */
     double wall_s;                /* waves x shard_s (queue waits, prepare and merge apart) */
     double worker_hours;          /* N x shard_s, in hours */
+    /* No task of the measured summary timed a second batch (a merged probe of one batch per
+     * shard): each batch's first call, with its process's one-time warm-up, could not be told
+     * from a typical one and counts as per-event cost: the estimate is high (probe with at least
+     * two batches per shard). */
+    int cold_unseparated;
 } oq_estimate;
 
 /* Models E events x K configurations split by batch into N shards on G workers from the

@@ -43,6 +43,7 @@ static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
                           (json_int_t)e->events_per_shard, "shard_fixed_s",
                           e->shard_fixed_s, "shard_events_s", e->shard_events_s, "shard_s", e->shard_s, "wall_s",
                           e->wall_s, "worker_hours", e->worker_hours);
+    json_object_set_new(j, "cold_unseparated", json_boolean(e->cold_unseparated));
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     putchar('\n');
     json_decref(j);
@@ -81,6 +82,10 @@ static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const ch
     for (size_t i = 0; i < e->n_left_out; i++)
         printf("note: %s is left out: it timed no batch (%s); give --configs to count it in the larger plan\n",
                oq_cli_shown(e->left_out[i].name), oq_verdict_name(e->left_out[i].status));
+    if (e->cold_unseparated) /* a probe of one batch per shard: each first call was a process's */
+        printf("warning: no shard of %s timed a second batch, so each batch's first call (its process's one-time "
+               "warm-up) counts as per-event cost: the estimate is high; probe with at least 2 batches per shard\n",
+               oq_cli_shown(path));
     if (e->n_configs && e->configs[0].read_only)
         printf("(the reference '%s' is saved outputs: read, not run, it costs nothing here; the time that made "
                "them is not modelled)\n", oq_cli_shown(e->configs[0].name));

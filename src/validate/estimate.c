@@ -77,8 +77,11 @@ static size_t task_end(const oq_validate_summary *s, int64_t index)
  * selection) beyond a typical first call (the upper median of the others) is one-time. Their
  * sum: one per task that ran it, so a merged summary's other shards' cold calls are not spread
  * over the events (only the first batch's was: a 0.5 s first call gave a wall of 50 s in shard
- * 0, of 300 s in shard 1). None without another batch to tell a typical call by. */
-static int sum_colds(const oq_validate_summary *s, const oq_config_result *c, double *colds, oq_err *err)
+ * 0, of 300 s in shard 1). None without another batch to tell a typical call by: then
+ * *unseparated is set, every first call counted as per-event cost (a probe of one batch per
+ * shard: each is its process's first). */
+static int sum_colds(const oq_validate_summary *s, const oq_config_result *c, double *colds, int *unseparated,
+                     oq_err *err)
 {
     size_t n = c->n_batches, n_others = 0, n_firsts = 0, end = 0;
     double *t = calloc(n + 1, sizeof *t); /* the others from the front, the tasks' firsts from the back */
@@ -98,6 +101,7 @@ static int sum_colds(const oq_validate_summary *s, const oq_config_result *c, do
     }
     qsort(t, n_others, sizeof *t, cmp_double);
     *colds = 0;
+    if (!n_others && n_firsts > 1) *unseparated = 1;
     for (size_t i = 0; n_others && i < n_firsts; i++) *colds += fmax(0, t[n - 1 - i] - t[n_others / 2]);
     free(t);
     return 1;
@@ -113,10 +117,10 @@ static int sum_colds(const oq_validate_summary *s, const oq_config_result *c, do
  * (skipped, not run). `all_batches`: each of its tasks ran every batch, the records one task's
  * (the reference of a split by configuration), so their calls and cold call count k times. */
 static int measure(const oq_validate_summary *s, const oq_config_result *c, const oq_estimate_opts *o, int all_batches,
-                   oq_estimate_config *out, oq_err *err)
+                   oq_estimate_config *out, int *unseparated, oq_err *err)
 {
     double ran = 0, will = 0, events = 0, colds = 0;
-    if (!time_checked(c, err) || !sum_colds(s, c, &colds, err)) return -1;
+    if (!time_checked(c, err) || !sum_colds(s, c, &colds, unseparated, err)) return -1;
     for (size_t i = 0; i < c->n_batches; i++) {
         const oq_batch_result *b = &c->batches[i];
         if (!b->timed) continue;
@@ -185,7 +189,7 @@ static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o
         if (i && o->only && strncmp(name, o->only, strlen(o->only)) != 0) continue;
         int all_batches = i == 0 && s->merged.count && s->merged.by == OQ_SHARD_BY_CONFIG;
         int got = i == 0 ? reference_as_read(&s->configs[0], &out->configs[0], err) : 0;
-        if (!got) got = measure(s, &s->configs[i], o, all_batches, &out->configs[out->n_configs], err);
+        if (!got) got = measure(s, &s->configs[i], o, all_batches, &out->configs[out->n_configs], &out->cold_unseparated, err);
         if (got < 0) return err && err->status ? err->status : OQ_ERR_NOMEM;
         if (!got && i == 0) return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches", name);
         if (!got) { /* said, not silently dropped: the user's matrix may run it */
