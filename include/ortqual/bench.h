@@ -507,7 +507,7 @@ OQ_API void oq_bench_baseline_free(oq_bench_baseline *b);
 /* Another ONNX Runtime library of the same version as the baseline's (its system.ort_library
  * against rt's path): "another ONNX Runtime library of version 1.29.0: PATH here, PATH in the
  * baseline", "" when the same, the versions differ (oq_bench_machine_differs says it) or the
- * baseline records none. Kept in b: oq_bench_compare's comparison carries it. */
+ * baseline records none. Kept in b: oq_bench_compare copies it into the comparison's ort_diff. */
 OQ_API const char *oq_bench_baseline_ort_differs(oq_bench_baseline *b, oq_runtime *rt);
 
 /* The baseline timed the model this run times (o: the run's options): with o->model_path, a
@@ -583,9 +583,13 @@ typedef struct oq_bench_comparison {
     char file[4096];      /* the baseline, as given */
     char sha256[65];      /* of its bytes */
     char schema[32];      /* its schema */
+    char verdict[16];     /* its run's own verdict ("passed", ...; "" when it records none:
+                             schema /1) */
     oq_bench_limits limits;
     int any_host;         /* 1: compared although the machines differ */
     char host_diff[512];  /* that difference ("" the same machine) */
+    char ort_diff[4200];  /* oq_bench_baseline_ort_differs's note when the comparison was made:
+                             another ONNX Runtime library of the same version ("" none) */
     size_t compared, regressed, untimed, added, missing;
     size_t n;
     oq_bench_row_ratio *entries; /* this run's rows in order, then the missing ones */
@@ -596,10 +600,6 @@ typedef struct oq_bench_comparison {
  * `host_diff` (NULL or "": the same machine) is recorded as any_host. OQ_ERR_NOMEM. */
 OQ_API oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
                                   const char *host_diff, oq_err *err);
-/* Of a comparison oq_bench_compare made: the baseline run's own verdict ("passed"; "" when it
- * records none, NULL c), and oq_bench_baseline_ort_differs's note ("" none). */
-OQ_API const char *oq_bench_comparison_verdict(const oq_bench_comparison *c);
-OQ_API const char *oq_bench_comparison_ort_diff(const oq_bench_comparison *c);
 
 /* The schema of bench's summary.json. Before it had one (before 2026-12-06) the time it was
  * written was "created"; it is now "end", as in every ortqual document (read either way). */

@@ -162,6 +162,9 @@ typedef struct oq_evidence_opts {
 typedef struct oq_evidence {
     /* ONNX Runtime (all NULL/0 when collected without a runtime) */
     char *ort_version, *ort_lib_path, *ort_build_info;
+    char *ort_lib_sha256; /* SHA-256 of the loaded library's bytes, 64 hex digits (a rebuilt
+                             library at the same path is another build); NULL when it could not
+                             be read */
     int ort_api_version;
     size_t n_providers;
     char **providers;
@@ -173,32 +176,29 @@ typedef struct oq_evidence {
     oq_kv *ort_env;       /* oq_ort_env_capture */
     size_t n_ort_log;
     char **ort_log;       /* ORT's warnings so far */
+    size_t n_loader_env;
+    oq_kv *loader_env;    /* the loader's variables as the process had them: LD_PRELOAD, then
+                             LD_LIBRARY_PATH (value NULL: unset), always both */
     oq_host host;
     oq_gpu_facts *gpu;
     size_t n_libs;
     oq_loaded_lib *libs;
+    size_t n_ort_cores;
+    char **ort_cores;     /* the mapped ONNX Runtime cores: each library that defines
+                             OrtGetApiBase, and the one the runtime loaded (paths as in libs) */
     oq_shadow_report *shadow;
     oq_cwd_report cwd;
+    size_t n_warnings;
+    char **warnings;      /* one line each (0/NULL: none): more than one ONNX Runtime core mapped,
+                             each named, the one the runtime loaded and those LD_PRELOAD names
+                             marked */
 } oq_evidence;
 
-/* Gather everything. `rt` may be NULL (then no ORT section); `opts` may be NULL. The evidence
- * is allocated by the library, larger than the struct: every function below takes only one
- * oq_evidence_collect made (never a caller's own struct). */
+/* Gather everything. `rt` may be NULL (then no ORT section); `opts` may be NULL. Every member
+ * is the evidence's: oq_evidence_free frees them with it. */
 OQ_API oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
                                      oq_err *err);
 OQ_API void oq_evidence_free(oq_evidence *ev);
-/* What the evidence holds beyond the struct (whose layout is the ABI's); `ev` as
- * oq_evidence_collect made it. The SHA-256 of the loaded ONNX Runtime library (64 hex digits,
- * "" without a runtime or when the file could not be read; NULL for a NULL ev). */
-OQ_API const char *oq_evidence_ort_lib_sha256(const oq_evidence *ev);
-/* The loader's variables as the process had them: LD_PRELOAD and LD_LIBRARY_PATH (value NULL:
- * unset), *n of them (n may be NULL); NULL for a NULL ev. */
-OQ_API const oq_kv *oq_evidence_loader_env(const oq_evidence *ev, size_t *n);
-/* Warnings about what is mapped, one line each: more than one ONNX Runtime core library (a
- * file that defines OrtGetApiBase) in the process, each named, the one the runtime loaded and
- * those LD_PRELOAD named marked. 0 / NULL for a NULL ev or an index past the count. */
-OQ_API size_t oq_evidence_warning_count(const oq_evidence *ev);
-OQ_API const char *oq_evidence_warning(const oq_evidence *ev, size_t i);
 
 /* The evidence as a JSON object text (stable keys, 2-space indent), malloc'ed;
  * NULL on allocation failure or for a NULL ev. It opens with "schema": OQ_EVIDENCE_SCHEMA and

@@ -506,24 +506,6 @@ static void compare_rows(oq_bench_comparison *c, const oq_bench_rows *rows, cons
         }
 }
 
-/* What a comparison says beyond the public struct (appending there would change its layout);
- * oq_bench_compare alone makes comparisons, so each is one of these. */
-typedef struct full_comparison {
-    oq_bench_comparison c; /* first: the public part */
-    char verdict[16];
-    char ort_diff[4200];
-} full_comparison;
-
-const char *oq_bench_comparison_verdict(const oq_bench_comparison *c)
-{
-    return c ? ((const full_comparison *)(const void *)c)->verdict : "";
-}
-
-const char *oq_bench_comparison_ort_diff(const oq_bench_comparison *c)
-{
-    return c ? ((const full_comparison *)(const void *)c)->ort_diff : "";
-}
-
 oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
                            const char *host_diff, oq_err *err)
 {
@@ -536,8 +518,7 @@ oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, cons
     for (size_t k = 0; k < limits->n; k++)
         if (!limits->limit[k].stat || stat_index(limits->limit[k].stat) < 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_compare: limit %zu: unknown statistic", k);
-    full_comparison *f = calloc(1, sizeof *f);
-    oq_bench_comparison *c = f ? &f->c : NULL;
+    oq_bench_comparison *c = calloc(1, sizeof *c);
     unsigned char *used = calloc(b->n + 1, 1);
     if (c) c->entries = calloc(rows->n + b->n + 1, sizeof *c->entries);
     if (!c || !c->entries || !used) {
@@ -548,8 +529,8 @@ oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, cons
     snprintf(c->file, sizeof c->file, "%s", b->file);
     memcpy(c->sha256, b->sha256, sizeof c->sha256);
     snprintf(c->schema, sizeof c->schema, "%s", b->schema);
-    snprintf(f->verdict, sizeof f->verdict, "%s", b->verdict);
-    snprintf(f->ort_diff, sizeof f->ort_diff, "%s", b->ort_diff);
+    snprintf(c->verdict, sizeof c->verdict, "%s", b->verdict);
+    snprintf(c->ort_diff, sizeof c->ort_diff, "%s", b->ort_diff);
     c->limits = *limits;
     c->any_host = host_diff && *host_diff;
     snprintf(c->host_diff, sizeof c->host_diff, "%s", host_diff ? host_diff : "");

@@ -350,9 +350,9 @@ static json_t *baseline_json(const oq_bench_comparison *c)
     for (size_t i = 0; list && i < c->n; i++) json_array_append_new(list, ratio_json(c, &c->entries[i]));
     return json_pack("{s:o,s:s,s:s,s:o,s:o,s:b,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "file", oq_json_text(c->file),
                      "sha256", c->sha256, "schema", c->schema, "verdict",
-                     *oq_bench_comparison_verdict(c) ? oq_json_text(oq_bench_comparison_verdict(c)) : json_null(), "max_slowdown_pct", limits, "any_host",
+                     *c->verdict ? oq_json_text(c->verdict) : json_null(), "max_slowdown_pct", limits, "any_host",
                      c->any_host, "host_difference", c->host_diff[0] ? oq_json_text(c->host_diff) : json_null(),
-                     "ort_difference", *oq_bench_comparison_ort_diff(c) ? oq_json_text(oq_bench_comparison_ort_diff(c)) : json_null(), "compared",
+                     "ort_difference", *c->ort_diff ? oq_json_text(c->ort_diff) : json_null(), "compared",
                      (json_int_t)c->compared, "regressed", (json_int_t)c->regressed, "untimed",
                      (json_int_t)c->untimed, "new", (json_int_t)c->added, "missing", (json_int_t)c->missing,
                      "rows", list);

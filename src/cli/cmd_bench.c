@@ -582,10 +582,9 @@ static void print_baseline(const oq_bench_comparison *b)
         printf("baseline from %s (%s): compared anyway (--baseline-any-host)\n",
                strncmp(b->host_diff, "ONNX Runtime version", 20) ? "another machine" : "another ONNX Runtime",
                oq_cli_shown(b->host_diff));
-    const char *verdict = oq_bench_comparison_verdict(b);
-    if (*verdict && strcmp(verdict, "passed")) /* bench.md: a baseline is a run you trust */
-        printf("note: the baseline's own run was not passed (verdict %s)\n", oq_cli_shown(verdict));
-    if (*oq_bench_comparison_ort_diff(b)) printf("note: %s\n", oq_cli_shown(oq_bench_comparison_ort_diff(b)));
+    if (*b->verdict && strcmp(b->verdict, "passed")) /* bench.md: a baseline is a run you trust */
+        printf("note: the baseline's own run was not passed (verdict %s)\n", oq_cli_shown(b->verdict));
+    if (*b->ort_diff) printf("note: %s\n", oq_cli_shown(b->ort_diff));
     printf("%-10s", "match");
     for (size_t k = 0; k < b->limits.n; k++) printf(" %9s_old %9s_new %7s", b->limits.limit[k].stat,
                                                      b->limits.limit[k].stat, "ratio");

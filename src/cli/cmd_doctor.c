@@ -223,9 +223,9 @@ static void print_ort(const oq_evidence *ev)
         printf("ONNX Runtime\n  not loaded\n");
         return;
     }
-    const char *sha = oq_evidence_ort_lib_sha256(ev);
     printf("ONNX Runtime\n  version     %s (C API %d)\n  library     %s\n  sha256      %s\n  build       %s\n  providers  ",
-           ev->ort_version, ev->ort_api_version, oq_cli_shown(ev->ort_lib_path), *sha ? sha : "(unreadable)",
+           ev->ort_version, ev->ort_api_version, oq_cli_shown(ev->ort_lib_path),
+           ev->ort_lib_sha256 ? ev->ort_lib_sha256 : "(unreadable)",
            ev->ort_build_info);
     for (size_t i = 0; i < ev->n_providers; i++) printf(" %s", ev->providers[i]);
     printf("\n\nEP devices\n");
@@ -283,8 +283,7 @@ static void print_libs(const oq_evidence *ev)
         for (size_t i = 0; i < ev->n_libs; i++)
             if ((int)ev->libs[i].group == g) printf("    %s\n", oq_cli_shown(ev->libs[i].path));
     }
-    for (size_t i = 0; i < oq_evidence_warning_count(ev); i++)
-        printf("  WARNING: %s\n", oq_cli_shown(oq_evidence_warning(ev, i)));
+    for (size_t i = 0; i < ev->n_warnings; i++) printf("  WARNING: %s\n", oq_cli_shown(ev->warnings[i]));
 }
 
 static void print_pin(const oq_shadow_report *r, size_t override)
@@ -324,10 +323,9 @@ static void print_env_cwd(const oq_evidence *ev)
     printf("\nORT environment\n");
     for (size_t i = 0; i < ev->n_ort_env; i++)
         printf("  %-44s %s\n", ev->ort_env[i].key, ev->ort_env[i].value ? oq_cli_shown(ev->ort_env[i].value) : "unset");
-    size_t n_ld = 0;
-    const oq_kv *ld = oq_evidence_loader_env(ev, &n_ld);
+    const oq_kv *ld = ev->loader_env;
     printf("\nLoader environment\n");
-    for (size_t i = 0; i < n_ld; i++) printf("  %-44s %s\n", ld[i].key, ld[i].value ? oq_cli_shown(ld[i].value) : "unset");
+    for (size_t i = 0; i < ev->n_loader_env; i++) printf("  %-44s %s\n", ld[i].key, ld[i].value ? oq_cli_shown(ld[i].value) : "unset");
     if (ev->n_ort_log) printf("\nONNX Runtime log (warnings)\n");
     for (size_t i = 0; i < ev->n_ort_log; i++) printf("  %s\n", oq_cli_shown(ev->ort_log[i]));
     printf("\nWorking directory %s\n", ev->cwd.path ? oq_cli_shown(ev->cwd.path) : "(unreadable)");
@@ -414,7 +412,7 @@ static void print_text(const doctor *d, const oq_evidence *ev)
     print_shadow(ev->shadow);
     print_env_cwd(ev);
     print_telemetry();
-    size_t n_warn = oq_evidence_warning_count(ev);
+    size_t n_warn = ev->n_warnings;
     if (d->n_problems) printf("\nNOT HEALTHY:\n");
     else if (n_warn) printf("\nhealthy, with %zu warning%s (Loaded libraries)\n", n_warn, n_warn == 1 ? "" : "s");
     else printf("\nhealthy\n");

@@ -19,6 +19,10 @@ static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
     ev->ort_api_version = oq_runtime_api_version(rt);
     if (!ev->ort_version || !ev->ort_lib_path || !ev->ort_build_info)
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    /* the bytes that ran: a rebuilt library at the same path is another build (unreadable: NULL) */
+    char sha[65];
+    if (!oq_sha256_file(ev->ort_lib_path, sha, NULL) && !(ev->ort_lib_sha256 = strdup(sha)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_runtime_providers(rt, &ev->providers, &ev->n_providers, err);
     if (st) return st;
     /* Old runtimes (API < 22) have no EP devices: not an error of the evidence, but said, so
@@ -82,14 +86,14 @@ static int preloaded(const char *path)
 }
 
 /* The loader's variables that decide which files are mapped: what a run inherited. */
-static oq_status collect_loader_env(oq_evidence_full *f, oq_err *err)
+static oq_status collect_loader_env(oq_evidence *ev, oq_err *err)
 {
     static const char *const names[] = {"LD_PRELOAD", "LD_LIBRARY_PATH"};
-    f->loader_env = calloc(2, sizeof *f->loader_env);
-    if (!f->loader_env) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    ev->loader_env = calloc(2, sizeof *ev->loader_env);
+    if (!ev->loader_env) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < 2; i++) {
         const char *v = getenv(names[i]);
-        oq_kv *kv = &f->loader_env[f->n_loader_env++];
+        oq_kv *kv = &ev->loader_env[ev->n_loader_env++];
         if (!(kv->key = strdup(names[i])) || (v && !(kv->value = strdup(v))))
             return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
@@ -97,39 +101,38 @@ static oq_status collect_loader_env(oq_evidence_full *f, oq_err *err)
 }
 
 /* "2 ONNX Runtime libraries mapped in this process: A (LD_PRELOAD), B (the one loaded); ..." */
-static oq_status cores_warning(oq_evidence_full *f, oq_err *err)
+static oq_status cores_warning(oq_evidence *ev, oq_err *err)
 {
-    if (f->n_ort_cores < 2) return OQ_OK;
+    if (ev->n_ort_cores < 2) return OQ_OK;
     oq_dynbuf b = {0};
-    oq_status st = oq_dynbuf_addf(&b, "%zu ONNX Runtime libraries mapped in this process:", f->n_ort_cores);
-    for (size_t i = 0; !st && i < f->n_ort_cores; i++) {
-        int loaded = same_file(f->ort_cores[i], f->pub.ort_lib_path), pre = preloaded(f->ort_cores[i]);
-        st = oq_dynbuf_addf(&b, "%s %s%s%s%s%s", i ? "," : "", f->ort_cores[i], loaded || pre ? " (" : "",
+    oq_status st = oq_dynbuf_addf(&b, "%zu ONNX Runtime libraries mapped in this process:", ev->n_ort_cores);
+    for (size_t i = 0; !st && i < ev->n_ort_cores; i++) {
+        int loaded = same_file(ev->ort_cores[i], ev->ort_lib_path), pre = preloaded(ev->ort_cores[i]);
+        st = oq_dynbuf_addf(&b, "%s %s%s%s%s%s", i ? "," : "", ev->ort_cores[i], loaded || pre ? " (" : "",
                             loaded ? "the one loaded" : "", loaded && pre ? ", " : "",
                             pre ? "LD_PRELOAD)" : loaded ? ")" : "");
     }
     if (!st) st = oq_dynbuf_add(&b, "; execution-provider libraries and ONNX Runtime's own symbols may bind to either one");
-    if (!st) st = oq_strv_push(&f->warnings, &f->n_warnings, b.buf);
+    if (!st) st = oq_strv_push(&ev->warnings, &ev->n_warnings, b.buf);
     oq_dynbuf_clear(&b);
     return st ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : OQ_OK;
 }
 
 /* The mapped libraries, each ONNX Runtime core among them (the file the runtime loaded
  * grouped "ort" whatever its name), and a warning when there is more than one. */
-static oq_status collect_libs(oq_evidence_full *f, oq_err *err)
+static oq_status collect_libs(oq_evidence *ev, oq_err *err)
 {
-    oq_evidence *ev = &f->pub;
     int *core = NULL;
     oq_status st = oq_loaded_libs_cores(&ev->libs, &ev->n_libs, &core, err);
     for (size_t i = 0; !st && i < ev->n_libs; i++) {
         if (same_file(ev->libs[i].path, ev->ort_lib_path)) core[i] = 1;
         if (!core[i]) continue;
         ev->libs[i].group = OQ_LIB_ORT;
-        if (oq_strv_push(&f->ort_cores, &f->n_ort_cores, ev->libs[i].path))
+        if (oq_strv_push(&ev->ort_cores, &ev->n_ort_cores, ev->libs[i].path))
             st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     free(core);
-    return st ? st : cores_warning(f, err);
+    return st ? st : cores_warning(ev, err);
 }
 
 oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_evidence **out,
@@ -138,19 +141,16 @@ oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_e
     OQ_NEED(err, out);
     if (opts) OQ_NEED_N(err, opts->n_search_roots, opts->search_roots);
     *out = NULL;
-    oq_evidence_full *f = calloc(1, sizeof *f);
-    if (!f) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_evidence *ev = &f->pub;
+    oq_evidence *ev = calloc(1, sizeof *ev);
+    if (!ev) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = OQ_OK;
     if (rt) st = collect_ort(rt, ev, err);
-    /* the bytes that ran: a rebuilt library at the same path is another build (unreadable: "") */
-    if (!st && rt && oq_sha256_file(ev->ort_lib_path, f->ort_lib_sha256, NULL)) f->ort_lib_sha256[0] = '\0';
     if (!st) st = oq_ort_env_capture(&ev->ort_env, &ev->n_ort_env, err);
-    if (!st) st = collect_loader_env(f, err);
+    if (!st) st = collect_loader_env(ev, err);
     if (!st) st = oq_host_probe(&ev->host, err);
     if (!st) st = oq_gpu_facts_probe(&ev->gpu, err);
     /* After the GPU probe, so libcuda shows among the loaded libraries when present. */
-    if (!st) st = collect_libs(f, err);
+    if (!st) st = collect_libs(ev, err);
     if (!st && !(opts && opts->skip_shadowing)) st = collect_shadow(opts, ev, err);
     if (!st && oq_cwd_check(NULL, &ev->cwd, err) != OQ_OK) {
         /* An unreadable working directory is itself worth reporting, not fatal. */
@@ -167,47 +167,24 @@ oq_status oq_evidence_collect(oq_runtime *rt, const oq_evidence_opts *opts, oq_e
 void oq_evidence_free(oq_evidence *ev)
 {
     if (!ev) return;
-    oq_evidence_full *f = (oq_evidence_full *)ev;
     free(ev->ort_version);
     free(ev->ort_lib_path);
+    free(ev->ort_lib_sha256);
     free(ev->ort_build_info);
     oq_strv_free(ev->providers, ev->n_providers);
     oq_ep_devices_free(ev->ep_devices, ev->n_ep_devices);
     free(ev->ep_devices_unavailable);
     oq_kvs_free(ev->ort_env, ev->n_ort_env);
     oq_strv_free(ev->ort_log, ev->n_ort_log);
+    oq_kvs_free(ev->loader_env, ev->n_loader_env);
     oq_host_clear(&ev->host);
     oq_gpu_facts_free(ev->gpu);
     oq_loaded_libs_free(ev->libs, ev->n_libs);
+    oq_strv_free(ev->ort_cores, ev->n_ort_cores);
     oq_shadow_report_free(ev->shadow);
     oq_cwd_report_clear(&ev->cwd);
-    oq_kvs_free(f->loader_env, f->n_loader_env);
-    oq_strv_free(f->ort_cores, f->n_ort_cores);
-    oq_strv_free(f->warnings, f->n_warnings);
-    free(f);
-}
-
-const char *oq_evidence_ort_lib_sha256(const oq_evidence *ev)
-{
-    return ev ? ((const oq_evidence_full *)ev)->ort_lib_sha256 : NULL;
-}
-
-const oq_kv *oq_evidence_loader_env(const oq_evidence *ev, size_t *n)
-{
-    const oq_evidence_full *f = (const oq_evidence_full *)ev;
-    if (n) *n = f ? f->n_loader_env : 0;
-    return f ? f->loader_env : NULL;
-}
-
-size_t oq_evidence_warning_count(const oq_evidence *ev)
-{
-    return ev ? ((const oq_evidence_full *)ev)->n_warnings : 0;
-}
-
-const char *oq_evidence_warning(const oq_evidence *ev, size_t i)
-{
-    const oq_evidence_full *f = (const oq_evidence_full *)ev;
-    return f && i < f->n_warnings ? f->warnings[i] : NULL;
+    oq_strv_free(ev->warnings, ev->n_warnings);
+    free(ev);
 }
 
 /* ---- JSON -------------------------------------------------------------------------- */
@@ -257,10 +234,9 @@ static json_t *ep_devices_json(const oq_evidence *ev)
 static json_t *ort_json(const oq_evidence *ev)
 {
     if (!ev->ort_version) return json_null();
-    const char *sha = ((const oq_evidence_full *)ev)->ort_lib_sha256;
     return json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "version", oq_json_text(ev->ort_version),
                      "api_version", ev->ort_api_version, "lib_path", oq_json_text(ev->ort_lib_path),
-                     "library_sha256", *sha ? json_string(sha) : json_null(), "build_info", oq_json_text(ev->ort_build_info), "providers",
+                     "library_sha256", text_or_null(ev->ort_lib_sha256), "build_info", oq_json_text(ev->ort_build_info), "providers",
                      str_array(ev->providers, ev->n_providers), "ep_devices", ep_devices_json(ev),
                      "ep_devices_unavailable", text_or_null(ev->ep_devices_unavailable), "log",
                      str_array(ev->ort_log, ev->n_ort_log));
@@ -356,16 +332,15 @@ static json_t *shadow_json(const oq_shadow_report *r)
 
 json_t *oq_evidence_json(const oq_evidence *ev)
 {
-    const oq_evidence_full *f = (const oq_evidence_full *)ev;
     json_t *j = json_pack("{s:o, s:o, s:o, s:{s:o, s:o, s:o, s:i}, s:o, s:o, s:o, s:o, s:{s:o, s:b, s:b, s:o}, s:o}",
                           "ort", ort_json(ev), "ort_env", kv_object(ev->ort_env, ev->n_ort_env), "loader_env",
-                          kv_object(f->loader_env, f->n_loader_env), "host", "hostname", oq_json_text(ev->host.hostname),
+                          kv_object(ev->loader_env, ev->n_loader_env), "host", "hostname", oq_json_text(ev->host.hostname),
                           "kernel", oq_json_text(ev->host.kernel), "cpu_model", oq_json_text(ev->host.cpu_model), "cpus",
                           ev->host.n_cpus, "gpu", gpu_json(ev->gpu), "libraries", libs_json(ev), "ort_cores",
-                          str_array(f->ort_cores, f->n_ort_cores), "shadowing",
+                          str_array(ev->ort_cores, ev->n_ort_cores), "shadowing",
                           ev->shadow ? shadow_json(ev->shadow) : json_null(), "cwd", "path", text_or_null(ev->cwd.path),
                           "world_writable", ev->cwd.world_writable, "sticky", ev->cwd.sticky, "hazards",
-                          str_array(ev->cwd.hazards, ev->cwd.n_hazards), "warnings", str_array(f->warnings, f->n_warnings));
+                          str_array(ev->cwd.hazards, ev->cwd.n_hazards), "warnings", str_array(ev->warnings, ev->n_warnings));
     return j;
 }
 

@@ -70,8 +70,6 @@ EXPECT = {
     "oq_csv_is_empty": "ret == 1",
     "oq_runtime_build_info": "ret && !ret[0]",
     "oq_bench_baseline_ort_differs": "ret && !ret[0]",
-    "oq_bench_comparison_verdict": "ret && !ret[0]",
-    "oq_bench_comparison_ort_diff": "ret && !ret[0]",
     "oq_rng_uniform_int": "ret == lo",
     "oq_rng_normal": "ret == 0",
     "oq_node_info_attr_int": "ret == def",

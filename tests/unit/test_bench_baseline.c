@@ -317,9 +317,47 @@ static void test_config_differs(void **state)
     rows.n = 1, rows.rows = &r;
     assert_int_equal(oq_bench_limits_parse("p50=10%", &lim, &e), OQ_OK);
     assert_int_equal(oq_bench_compare(&rows, b, &lim, NULL, &e), OQ_OK);
-    assert_string_equal(oq_bench_comparison_verdict(rows.baseline), "failed");
+    assert_string_equal(rows.baseline->verdict, "failed");
     oq_bench_comparison_free(rows.baseline);
     oq_bench_baseline_free(b);
+    remove_dir(dir);
+}
+
+/* A baseline of this runtime's version that ran another library file: the note
+ * oq_bench_baseline_ort_differs makes reaches the comparison (summary.json's ort_difference). */
+static void test_ort_difference_reaches_comparison(void **state)
+{
+    (void)state;
+    oq_err e = OQ_ERR_INIT;
+    oq_runtime *rt = NULL;
+    assert_int_equal(oq_runtime_load(OQ_ORT_LIB, &rt, &e), OQ_OK);
+    char *dir = temp_dir("baseline"), path[4200];
+    snprintf(path, sizeof path, "%s/other_lib.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schema\":\"ortqual.bench/2\",\"system\":{\"ort_version\":\"%s\",\"ort_library\":"
+               "\"/elsewhere/libonnxruntime.so\"},\"results\":[", oq_runtime_version(rt));
+    json_row(f, "cpu:attention24:fp32", 16, 1, 1.0, 1);
+    fprintf(f, "]}\n");
+    fclose(f);
+    oq_bench_baseline *b = NULL;
+    assert_int_equal(oq_bench_baseline_read(path, &b, &e), OQ_OK);
+    char want[8400];
+    snprintf(want, sizeof want, "another ONNX Runtime library of version %s: %s here, /elsewhere/libonnxruntime.so "
+             "in the baseline", oq_runtime_version(rt), oq_runtime_lib_path(rt));
+    assert_string_equal(oq_bench_baseline_ort_differs(b, rt), want);
+    oq_bench_limits lim;
+    oq_bench_rows rows = {0};
+    oq_bench_row r;
+    make_row(&r, 16, 1, 1.0);
+    rows.n = 1, rows.rows = &r;
+    assert_int_equal(oq_bench_limits_parse("p50=10%", &lim, &e), OQ_OK);
+    assert_int_equal(oq_bench_compare(&rows, b, &lim, NULL, &e), OQ_OK);
+    assert_string_equal(rows.baseline->ort_diff, want);
+    assert_string_equal(rows.baseline->verdict, ""); /* the document records none */
+    oq_bench_comparison_free(rows.baseline);
+    oq_bench_baseline_free(b);
+    oq_runtime_free(rt);
     remove_dir(dir);
 }
 
@@ -541,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_row_key_escapes_dim_names),
         cmocka_unit_test(test_duplicate_rows_refused),
         cmocka_unit_test(test_config_differs),
+        cmocka_unit_test(test_ort_difference_reaches_comparison),
         cmocka_unit_test(test_faster_row_passes_and_missing_listed),
         cmocka_unit_test(test_regressed_row_fails),
         cmocka_unit_test(test_nothing_matched_is_not_green),

@@ -347,43 +347,110 @@ static void test_loaded_libs_relative_name(void **state)
     dlclose(h);
 }
 
+/* The SHA-256 of `path` as coreutils' sha256sum computes it: not the library's own code. */
+static void sha256sum_of(const char *path, char hex[65])
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof cmd, "sha256sum -- '%s'", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_int_equal(fscanf(p, "%64s", hex), 1);
+    assert_int_equal(pclose(p), 0);
+    assert_int_equal(strspn(hex, "0123456789abcdef"), 64);
+}
+
+static int same_inode(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* setenv(name, value), or unsetenv for a NULL value. */
+static void set_or_unset(const char *name, const char *value)
+{
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+}
+
 /* The library the runtime loaded is an "ort" library whatever its file is called (it defines
- * OrtGetApiBase), its SHA-256 is recorded, and a second ONNX Runtime core mapped beside it
- * (here the bundled one, loaded first) is a warning naming both. */
+ * OrtGetApiBase), its SHA-256 is recorded, both ONNX Runtime cores are listed and a second one
+ * mapped beside it (here the bundled one, loaded first) is a warning naming both, the one
+ * LD_PRELOAD names marked; the loader's variables are recorded as the process had them. */
 static void test_ort_core_of_any_name(void **state)
 {
     (void)state;
     char renamed[PATH_MAX], sha[65];
     snprintf(renamed, sizeof renamed, "%s/renamed_core.bin", root);
     copy_file(OQ_ORT_LIB, renamed);
-    assert_int_equal(oq_sha256_file(renamed, sha, NULL), OQ_OK);
+    sha256sum_of(renamed, sha);
     oq_runtime *first = NULL, *rt = NULL;
     assert_int_equal(oq_runtime_load(OQ_ORT_LIB, &first, NULL), OQ_OK);
     assert_int_equal(oq_runtime_load(renamed, &rt, NULL), OQ_OK);
     oq_evidence_opts o = {.skip_shadowing = 1};
     oq_evidence *ev = NULL;
     oq_err err = {0};
-    assert_int_equal(oq_evidence_collect(rt, &o, &ev, &err), OQ_OK);
+    char *old_pre = getenv("LD_PRELOAD") ? strdup(getenv("LD_PRELOAD")) : NULL;
+    char *old_ld = getenv("LD_LIBRARY_PATH") ? strdup(getenv("LD_LIBRARY_PATH")) : NULL;
+    setenv("LD_PRELOAD", OQ_ORT_LIB, 1); /* read, not acted on: the process is loaded already */
+    setenv("LD_LIBRARY_PATH", "/oq/ld/a:/oq/ld/b", 1);
+    oq_status st = oq_evidence_collect(rt, &o, &ev, &err);
+    set_or_unset("LD_PRELOAD", old_pre);
+    set_or_unset("LD_LIBRARY_PATH", old_ld);
+    free(old_pre);
+    free(old_ld);
+    assert_int_equal(st, OQ_OK);
     int grouped = 0;
     for (size_t i = 0; i < ev->n_libs; i++)
         if (!strcmp(ev->libs[i].path, renamed)) grouped = ev->libs[i].group == OQ_LIB_ORT;
     assert_true(grouped);
-    assert_string_equal(oq_evidence_ort_lib_sha256(ev), sha);
-    assert_int_equal(oq_evidence_warning_count(ev), 1);
-    const char *w = oq_evidence_warning(ev, 0);
-    char loaded[PATH_MAX + 32];
+    assert_non_null(ev->ort_lib_sha256);
+    assert_string_equal(ev->ort_lib_sha256, sha);
+    assert_int_equal(ev->n_ort_cores, 2);
+    const char *bundled = NULL; /* as mapped: the path given to dlopen, links not resolved */
+    size_t n_renamed = 0;
+    for (size_t i = 0; i < ev->n_ort_cores; i++)
+        if (!strcmp(ev->ort_cores[i], renamed)) n_renamed++;
+        else bundled = ev->ort_cores[i];
+    assert_int_equal(n_renamed, 1);
+    assert_non_null(bundled);
+    assert_true(same_inode(bundled, OQ_ORT_LIB));
+    assert_int_equal(ev->n_warnings, 1);
+    const char *w = ev->warnings[0];
+    char loaded[PATH_MAX + 32], pre[PATH_MAX + 32];
     snprintf(loaded, sizeof loaded, "%s (the one loaded)", renamed);
+    snprintf(pre, sizeof pre, "%s (LD_PRELOAD)", bundled);
     assert_non_null(strstr(w, "2 ONNX Runtime libraries mapped in this process: "));
     assert_non_null(strstr(w, loaded));
-    assert_null(oq_evidence_warning(ev, 1));
-    size_t n = 0;
-    const oq_kv *kv = oq_evidence_loader_env(ev, &n);
-    assert_int_equal(n, 2);
-    assert_string_equal(kv[0].key, "LD_PRELOAD");
-    assert_string_equal(kv[1].key, "LD_LIBRARY_PATH");
+    assert_non_null(strstr(w, pre));
+    assert_int_equal(ev->n_loader_env, 2);
+    assert_string_equal(ev->loader_env[0].key, "LD_PRELOAD");
+    assert_string_equal(ev->loader_env[0].value, OQ_ORT_LIB);
+    assert_string_equal(ev->loader_env[1].key, "LD_LIBRARY_PATH");
+    assert_string_equal(ev->loader_env[1].value, "/oq/ld/a:/oq/ld/b");
     oq_evidence_free(ev);
     oq_runtime_free(rt);
     oq_runtime_free(first);
+}
+
+/* Without a runtime the ORT members are NULL/0, and the loader's variables are still both
+ * there, an unset one with a NULL value. */
+static void test_no_runtime_members(void **state)
+{
+    (void)state;
+    char *old_pre = getenv("LD_PRELOAD") ? strdup(getenv("LD_PRELOAD")) : NULL;
+    unsetenv("LD_PRELOAD");
+    oq_evidence_opts o = {.skip_shadowing = 1};
+    oq_evidence *ev = NULL;
+    oq_status st = oq_evidence_collect(NULL, &o, &ev, NULL);
+    set_or_unset("LD_PRELOAD", old_pre);
+    free(old_pre);
+    assert_int_equal(st, OQ_OK);
+    assert_null(ev->ort_version);
+    assert_null(ev->ort_lib_sha256);
+    assert_int_equal(ev->n_loader_env, 2);
+    assert_string_equal(ev->loader_env[0].key, "LD_PRELOAD");
+    assert_null(ev->loader_env[0].value);
+    oq_evidence_free(ev);
 }
 
 static void test_gpu_probe_never_fails(void **state)
@@ -508,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_loaded_libs_see_ort),
         cmocka_unit_test(test_loaded_libs_relative_name),
         cmocka_unit_test(test_ort_core_of_any_name),
+        cmocka_unit_test(test_no_runtime_members),
         cmocka_unit_test(test_gpu_probe_never_fails),
         cmocka_unit_test(test_host_probe),
         cmocka_unit_test(test_cwd_check),
