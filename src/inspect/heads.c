@@ -69,6 +69,13 @@ static int64_t through_elementwise(walk *w, const Onnx__NodeProto *p, const char
     return best;
 }
 
+/* MatMul: its last axis is its second operand's (a projection's width: the weight's). */
+static int64_t through_matmul(walk *w, const Onnx__NodeProto *p, const char *value, int axis, int depth)
+{
+    int rank = oq_gview_rank(w->v, value), r1 = p->n_input == 2 ? oq_gview_rank(w->v, p->input[1]) : -1;
+    return rank >= 2 && axis == rank - 1 && r1 >= 2 ? axis_size(w, p->input[1], r1 - 1, depth + 1) : 0;
+}
+
 /* The size of `value`'s axis `axis` where the graph fixes it, else 0. */
 static int64_t axis_size(walk *w, const char *value, int axis, int depth)
 {
@@ -82,6 +89,7 @@ static int64_t axis_size(walk *w, const char *value, int axis, int depth)
     if (!p) return 0;
     if (oq_node_is(p, "Transpose")) return through_transpose(w, p, value, axis, depth);
     if (oq_node_is(p, "Reshape")) return through_reshape(w, p, axis, depth);
+    if (oq_node_is(p, "MatMul")) return through_matmul(w, p, value, axis, depth);
     static const char *const same[] = {"Cast", "Identity", "Mul", "Div", "Add", "Sub", NULL};
     for (const char *const *op = same; *op; op++)
         if (oq_node_is(p, *op)) return through_elementwise(w, p, value, axis, depth);
