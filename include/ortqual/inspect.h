@@ -80,7 +80,14 @@ typedef struct oq_attention_info {
                            hidden axis; heads folded into the batch axis ([B*H, L, D]): axis 1 of
                            the [B, H, L, D] Q was reshaped from, or of the output's unfolding
                            Reshape (detail says "heads folded into the batch axis", and "not
-                           fixed by the graph" where 0); 0 when the model does not fix them */
+                           fixed by the graph" where 0); nn.MultiheadAttention's fold with no 4-D
+                           value ([L, B, E] -> Reshape [L, B*H, D] -> Transpose(1,0,2)): E / D of
+                           that Reshape, the same for Q, K and V (detail says why not where they
+                           differ, and heads is 0); 0 when the model does not fix them */
+    int64_t head_dim;   /* D, the size of each head: Q's last axis where Q is 4-D (a chain's
+                           query [B, H, L, D] or [B*H, L, D]), else Q's hidden axis over the heads
+                           (3-D Q of an Attention, com.microsoft MultiHeadAttention or
+                           GroupQueryAttention with a key input); 0 when the model does not fix it */
 } oq_attention_info;
 
 typedef struct oq_model_info {

@@ -35,6 +35,68 @@ static const char *heads_first(cv_model *m, const char *x)
     return y;
 }
 
+/* One node of one input and output, with the output's type declared (rank < 0: none). */
+static const char *emit1(cv_model *m, const char *op, const char *x, const char *extra, const char *hint,
+                         const char *out, int32_t et, int r, const cv_dim *d, Onnx__NodeProto **node)
+{
+    const char *y = out ? out : cv_fresh(m, hint);
+    const char *in[2] = {x, extra};
+    *node = cv_node_add(m, op, hint, extra ? 2 : 1, in, 1, &y);
+    if (et && r >= 0) cv_set_type(m, y, et, r, d);
+    return y;
+}
+
+/* nn.MultiheadAttention's [L, B, E] -> [B, L, E]: the 3-D form Attention splits into
+ * q_num_heads heads of E / H columns each, as the fold's Reshape split them. */
+static const char *batch_first(cv_model *m, const char *x)
+{
+    static const int64_t perm[] = {1, 0, 2};
+    cv_dim d[OQ_SYM_MAX_RANK] = {{0, NULL}};
+    int r;
+    int32_t et = cv_type_of(m, x, &r, d);
+    Onnx__NodeProto *t;
+    const char *y = emit1(m, "Transpose", x, NULL, "mha_batch_first", NULL, et, r == 3 ? 3 : -1,
+                          (cv_dim[]){d[1], d[0], d[2]}, &t);
+    cv_attr_ints(m, t, "perm", 3, perm);
+    return y;
+}
+
+/* A folded mask [B*H, Lq, Lk] as [B, H, Lq, Lk] (through [B*H, 1, Lq, Lk]); one that broadcasts over B*H (axis 0 of 1, or
+ * rank 2 and below) as it is. */
+static const char *unfold_mask(cv_model *m, const oq_sdpa_match *f, const char *mask)
+{
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    if (!*mask || oq_sym_shape(cv_sym(m), mask, d, OQ_SYM_MAX_RANK) != 3 || oq_symdim_eq(d[0], oq_symdim_const(1)))
+        return mask;
+    static const int64_t axis1[] = {1};
+    const int64_t split[] = {-1, f->fold_heads, 0, 0}; /* of [B*H, 1, Lq, Lk]: the 0s copy Lq and Lk */
+    Onnx__NodeProto *n;
+    cv_dim t[OQ_SYM_MAX_RANK] = {{0, NULL}};
+    int r;
+    int32_t et = cv_type_of(m, mask, &r, t);
+    if (r != 3) t[1] = t[2] = (cv_dim){-1, NULL};
+    const char *u = emit1(m, "Unsqueeze", mask, cv_const_i64(m, "mask_axis", 1, axis1, 0), "attn_mask_unsqueeze",
+                          NULL, et, 4, (cv_dim[]){t[0], {1, NULL}, t[1], t[2]}, &n);
+    return emit1(m, "Reshape", u, cv_const_i64(m, "mask_heads", 4, split, 0), "attn_mask_heads", NULL, et, 4,
+                 (cv_dim[]){{-1, NULL}, {f->fold_heads, NULL}, t[1], t[2]}, &n);
+}
+
+/* Attention's [B, L, H*D] back into the fold's [B*H, L, D] under the value product's name `y`,
+ * as the fold made it: [L, B, H*D] -> [L, B*H, D] -> Transpose(1,0,2). */
+static void refold(cv_model *m, const oq_sdpa_match *f, const char *o, const char *y, int32_t et)
+{
+    static const int64_t swap[] = {1, 0, 2};
+    const int64_t fold[] = {0, -1, f->fold_dim};
+    const cv_dim u = {-1, NULL}, e = {f->fold_heads * f->fold_dim, NULL}, d = {f->fold_dim, NULL};
+    Onnx__NodeProto *n;
+    const char *a = emit1(m, "Transpose", o, NULL, "attn_seq_first", NULL, et, 3, (cv_dim[]){u, u, e}, &n);
+    cv_attr_ints(m, n, "perm", 3, swap);
+    const char *b = emit1(m, "Reshape", a, cv_const_i64(m, "attn_fold", 3, fold, 0), "attn_fold", NULL, et, 3,
+                          (cv_dim[]){u, u, d}, &n);
+    emit1(m, "Transpose", b, NULL, "attn_folded", y, 0, -1, NULL, &n);
+    cv_attr_ints(m, n, "perm", 3, swap);
+}
+
 /* The attn_mask operand: true keeps a key (bool), or added to the scores (float). */
 static const char *attn_mask(cv_model *m, const oq_sdpa_match *f, const char *q)
 {
@@ -78,17 +140,26 @@ static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
 {
     const oq_sdpa_match *f = &fu->m;
     const char *y = fu->out_mm->output[0];
-    const char *k = f->kform == OQ_SDPA_KT_HEADS ? heads_first(m, f->k) : f->k;
-    const char *mask = attn_mask(m, f, f->q);
-    const char *in[4] = {f->q, k, f->v, mask};
-    /* the value product's output keeps its name, so its readers and value_info stay */
-    cv_node_remove(m, cv_node_index(m, fu->out_mm));
-    Onnx__NodeProto *a = cv_node_add(m, "Attention", "attention", *mask ? 4 : 3, in, 1, &y);
-    cv_attr_float(m, a, "scale", (float)f->scale);
+    int fold = f->kform == OQ_SDPA_KT_FOLD;
+    const char *q = fold ? batch_first(m, f->q) : f->q, *v = fold ? batch_first(m, f->v) : f->v;
+    const char *k = f->kform == OQ_SDPA_KT_HEADS ? heads_first(m, f->k) : fold ? batch_first(m, f->k) : f->k;
+    const char *mask = attn_mask(m, f, q);
+    if (fold) mask = unfold_mask(m, f, mask);
+    const char *in[4] = {q, k, v, mask};
     int r;
     cv_dim dq[OQ_SYM_MAX_RANK], dv[OQ_SYM_MAX_RANK];
     int32_t et = cv_type_of(m, y, &r, dq);
-    if (r != 4 && cv_type_of(m, f->q, &r, dq) && r == 4 && cv_type_of(m, f->v, &r, dv) && r == 4) {
+    /* the value product's output keeps its name, so its readers and value_info stay (a fold's
+     * through the Reshapes that fold Attention's [B, L, H*D] again) */
+    const char *o = fold ? cv_fresh(m, "attn_out") : y;
+    cv_node_remove(m, cv_node_index(m, fu->out_mm));
+    Onnx__NodeProto *a = cv_node_add(m, "Attention", "attention", *mask ? 4 : 3, in, 1, &o);
+    cv_attr_float(m, a, "scale", (float)f->scale);
+    if (fold) {
+        cv_attr_int(m, a, "q_num_heads", f->fold_heads);
+        cv_attr_int(m, a, "kv_num_heads", f->fold_heads);
+        refold(m, f, o, y, et ? et : cv_type_of(m, f->q, &r, dv));
+    } else if (r != 4 && cv_type_of(m, f->q, &r, dq) && r == 4 && cv_type_of(m, f->v, &r, dv) && r == 4) {
         dq[3] = dv[3];
         cv_set_type(m, y, et ? et : cv_type_of(m, f->q, &r, dv), 4, dq);
     }

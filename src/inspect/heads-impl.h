@@ -9,15 +9,34 @@
 #include "inspect/sdpa-impl.h"
 #include "inspect/symdim-impl.h"
 
+/* The query heads and the head dim D of an attention, as the graph fixes them (0 where not). */
+typedef struct oq_heads {
+    int64_t heads, head_dim;
+    int folded; /* a chain of [B*H, L, D] scores */
+} oq_heads;
+
 /* An ONNX Attention node's (`ms` 0) or a com.microsoft one's (`ms` 1): Q's axis 1 where Q is
- * 4-D ([B, H, L, D]: ONNX reads the heads off the shape then), else q_num_heads (com.microsoft:
- * num_heads); 0 when the graph does not fix them. */
-int64_t oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms);
+ * 4-D ([B, H, L, D]: ONNX reads the heads off the shape then; D its axis 3), else q_num_heads
+ * (com.microsoft: num_heads), D Q's hidden axis over them. */
+oq_heads oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms);
 /* A decomposed chain's: the heads axis of the query side of its score product (rank 4: axis 1;
  * rank 5, grouped query heads [B, Hkv, G, L, D]: Hkv * G), carried back through the Transpose and
- * the Reshape that split the heads off the hidden axis; rank 3, the heads folded into the batch
- * axis ([B*H, L, D], *folded set): through the Reshape that folded them into Q or the one that
- * unfolds the output; 0 when the graph does not fix them. */
-int64_t oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m, int *folded);
+ * the Reshape that split the heads off the hidden axis, D its last axis; rank 3, the heads folded
+ * into the batch axis ([B*H, L, D]): nn.MultiheadAttention's fold (oq_mha_fold; none where the
+ * match found Q, K and V folded differently), else the Reshape that folded them into Q or the
+ * one that unfolds the output. */
+oq_heads oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m);
+
+/* nn.MultiheadAttention's fold of heads into the batch axis, with no 4-D value: x [L, B, E] ->
+ * Reshape [L, B*H, D] -> Transpose `perm` ([1,0,2]: [B*H, L, D], Q and V; [1,2,0]: [B*H, D, L],
+ * K^T at once). */
+typedef struct oq_mha_fold {
+    const char *x;                   /* [L, B, E] */
+    const Onnx__NodeProto *reshape;
+    int64_t heads, head_dim;         /* H and D, H * D = E */
+} oq_mha_fold;
+/* 1 when `value` is that Transpose of that Reshape (its target a constant or computed, 0 and -1
+ * as ONNX's Reshape reads them), proven with symbolic shapes: L kept, B*H = B times E/D. */
+int oq_mha_fold_of(const oq_gview *v, oq_symctx *sc, const char *value, const int64_t perm[3], oq_mha_fold *out);
 
 #endif

@@ -69,6 +69,13 @@ static int64_t through_elementwise(walk *w, const Onnx__NodeProto *p, const char
     return best;
 }
 
+/* MatMul: its last axis is its second operand's (a projection's width: the weight's). */
+static int64_t through_matmul(walk *w, const Onnx__NodeProto *p, const char *value, int axis, int depth)
+{
+    int rank = oq_gview_rank(w->v, value), r1 = p->n_input == 2 ? oq_gview_rank(w->v, p->input[1]) : -1;
+    return rank >= 2 && axis == rank - 1 && r1 >= 2 ? axis_size(w, p->input[1], r1 - 1, depth + 1) : 0;
+}
+
 /* The size of `value`'s axis `axis` where the graph fixes it, else 0. */
 static int64_t axis_size(walk *w, const char *value, int axis, int depth)
 {
@@ -82,6 +89,7 @@ static int64_t axis_size(walk *w, const char *value, int axis, int depth)
     if (!p) return 0;
     if (oq_node_is(p, "Transpose")) return through_transpose(w, p, value, axis, depth);
     if (oq_node_is(p, "Reshape")) return through_reshape(w, p, axis, depth);
+    if (oq_node_is(p, "MatMul")) return through_matmul(w, p, value, axis, depth);
     static const char *const same[] = {"Cast", "Identity", "Mul", "Div", "Add", "Sub", NULL};
     for (const char *const *op = same; *op; op++)
         if (oq_node_is(p, *op)) return through_elementwise(w, p, value, axis, depth);
@@ -95,12 +103,43 @@ static int64_t size_of(const oq_gview *v, oq_symctx *sc, const char *value, int 
     return axis_size(&w, value, axis, 0);
 }
 
-int64_t oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms)
+oq_heads oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms)
 {
+    oq_heads h = {0};
     const char *q = n->n_input ? n->input[0] : NULL;
-    if (!ms && q && oq_gview_rank(v, q) == 4) return size_of(v, sc, q, 1);
-    int64_t h = oq_node_attr_int(n, ms ? "num_heads" : "q_num_heads", 0);
-    return h > 0 ? h : 0;
+    int rank = q ? oq_gview_rank(v, q) : -1;
+    if (!ms && rank == 4) return (oq_heads){size_of(v, sc, q, 1), size_of(v, sc, q, 3), 0};
+    int64_t a = oq_node_attr_int(n, ms ? "num_heads" : "q_num_heads", 0);
+    h.heads = a > 0 ? a : 0;
+    /* com.microsoft's Attention reads the hidden input before its projection, and a packed QKV
+     * (no key input) holds more than the query heads: neither is H * D */
+    int hidden_is_q = !ms || ((oq_node_is(n, "MultiHeadAttention") || oq_node_is(n, "GroupQueryAttention")) &&
+                              n->n_input > 1 && *n->input[1]);
+    int64_t e = h.heads && rank == 3 && hidden_is_q ? size_of(v, sc, q, 2) : 0;
+    h.head_dim = e > 0 && e % h.heads == 0 ? e / h.heads : 0;
+    return h;
+}
+
+int oq_mha_fold_of(const oq_gview *v, oq_symctx *sc, const char *value, const int64_t perm[3], oq_mha_fold *out)
+{
+    size_t np;
+    const Onnx__NodeProto *t = oq_gview_producer(v, value, NULL);
+    const int64_t *p = oq_node_is(t, "Transpose") && t->n_input == 1 ? oq_node_attr_ints(t, "perm", &np) : NULL;
+    if (!p || np != 3 || p[0] != perm[0] || p[1] != perm[1] || p[2] != perm[2]) return 0;
+    const Onnx__NodeProto *r = oq_gview_producer(v, t->input[0], NULL);
+    if (!oq_node_is(r, "Reshape") || r->n_input != 2) return 0;
+    walk w = {v, sc, HEADS_MAX_STEPS};
+    oq_symdim in[OQ_SYM_MAX_RANK], tg[OQ_SYM_MAX_RANK], o[OQ_SYM_MAX_RANK];
+    if (sizes_of(&w, r->input[0], in, 0) != 3 || oq_sym_vec(sc, r->input[1], tg, OQ_SYM_MAX_RANK) != 3 ||
+        oq_sym_reshape(in, 3, tg, 3, (int)oq_node_attr_int(r, "allowzero", 0), o) != 3)
+        return 0;
+    int64_t e = in[2].n ? 0 : in[2].coef, d = o[2].n ? 0 : o[2].coef;
+    if (e <= 0 || d <= 0 || e % d || !oq_symdim_known(in[0]) || !oq_symdim_eq(o[0], in[0])) return 0;
+    /* the batch axis grows by exactly E / D: the heads, not some other split */
+    oq_symdim bh = oq_symdim_mul(in[1], oq_symdim_const(e / d));
+    if (!oq_symdim_known(bh) || !oq_symdim_eq(o[1], bh)) return 0;
+    *out = (oq_mha_fold){r->input[0], r, e / d, d};
+    return 1;
 }
 
 /* Heads folded into the batch axis ([B*H, L, D] scores): H is axis 1 of the 4-D value Q was
@@ -120,16 +159,41 @@ static int64_t folded_heads(const oq_gview *v, oq_symctx *sc, const char *q, con
     return h;
 }
 
-int64_t oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m, int *folded)
+/* The value under constant scalar Mul/Div nodes (the query's scale). */
+static const char *unscaled(const oq_gview *v, const char *value)
+{
+    double c;
+    for (int depth = 0; depth < 8; depth++) {
+        const Onnx__NodeProto *p = oq_gview_producer(v, value, NULL);
+        if ((!oq_node_is(p, "Mul") && !oq_node_is(p, "Div")) || p->n_input != 2) break;
+        if (oq_gview_const_scalar(v, p->input[1], &c)) value = p->input[0];
+        else if (oq_node_is(p, "Mul") && oq_gview_const_scalar(v, p->input[0], &c)) value = p->input[1];
+        else break;
+    }
+    return value;
+}
+
+static oq_heads folded_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m, const char *q)
+{
+    static const int64_t p102[] = {1, 0, 2};
+    oq_heads h = {0, 0, 1};
+    oq_mha_fold f;
+    if (m->fold_heads < 0) return h; /* Q, K and V fold different heads: none is the chain's */
+    if (oq_mha_fold_of(v, sc, unscaled(v, q), p102, &f)) return (oq_heads){f.heads, f.head_dim, 1};
+    h.heads = folded_heads(v, sc, q, oq_gview_graph(v)->node[m->out_mm]);
+    h.head_dim = size_of(v, sc, q, 2);
+    return h;
+}
+
+oq_heads oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdpa_match *m)
 {
     const Onnx__GraphProto *g = oq_gview_graph(v);
     const Onnx__NodeProto *mm = g->node[m->score_mm];
     const char *q = mm->n_input ? mm->input[0] : NULL;
     int rank = q ? oq_gview_rank(v, q) : -1;
-    *folded = rank == 3;
-    if (rank == 3) return folded_heads(v, sc, q, g->node[m->out_mm]);
-    if (rank == 4) return size_of(v, sc, q, 1);
-    if (rank != 5) return 0;
+    if (rank == 3) return folded_chain(v, sc, m, q);
+    if (rank == 4) return (oq_heads){size_of(v, sc, q, 1), size_of(v, sc, q, 3), 0};
+    if (rank != 5) return (oq_heads){0, 0, 0};
     int64_t kv = size_of(v, sc, q, 1), group = size_of(v, sc, q, 2);
-    return kv > 0 && group > 0 && kv <= INT64_MAX / group ? kv * group : 0;
+    return (oq_heads){kv > 0 && group > 0 && kv <= INT64_MAX / group ? kv * group : 0, size_of(v, sc, q, 4), 0};
 }

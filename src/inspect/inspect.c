@@ -378,10 +378,11 @@ static void find_decomposed(ctx *c, oq_model_info *mi, size_t idx)
     a->name = dup0(c, n->name);
     fill_attrs(c, a, n);
     a->elem_type = decomposed_type(c->view, &m);
-    int folded = 0;
-    a->heads = c->sym ? oq_attention_heads_chain(c->view, c->sym, &m, &folded) : 0;
+    oq_heads h = c->sym ? oq_attention_heads_chain(c->view, c->sym, &m) : (oq_heads){0, 0, 0};
+    a->heads = h.heads;
+    a->head_dim = h.head_dim;
     a->detail = decomposed_detail(c, &m);
-    if (folded && a->detail) a->detail = folded_detail(c, a->detail, a->heads);
+    if (h.folded && a->detail) a->detail = folded_detail(c, a->detail, a->heads);
 }
 
 static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size_t idx)
@@ -413,7 +414,9 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size
         fill_attrs(c, a, n);
         a->detail = onnx_attn ? onnx_attention_inputs(c, n) : dupf(c, "inputs: %zu", n->n_input);
         a->elem_type = c->view && n->n_input ? oq_gview_elem_type_derived(c->view, n->input[0]) : 0;
-        a->heads = c->view && c->sym ? oq_attention_heads_op(c->view, c->sym, n, ms) : 0;
+        oq_heads h = c->view && c->sym ? oq_attention_heads_op(c->view, c->sym, n, ms) : (oq_heads){0, 0, 0};
+        a->heads = h.heads;
+        a->head_dim = h.head_dim;
     }
     find_decomposed(c, mi, idx);
     if (c->view) add_warning(c, mi, oq_const_indices_note(c->view, n));
@@ -696,6 +699,7 @@ char *oq_model_info_json(const oq_model_info *mi)
                                              "dtype", a->elem_type ? json_string(oq_elem_type_name(a->elem_type))
                                                                    : json_null()));
         json_object_set_new(json_array_get(att, i), "heads", a->heads > 0 ? json_integer(a->heads) : json_null());
+        json_object_set_new(json_array_get(att, i), "head_dim", a->head_dim > 0 ? json_integer(a->head_dim) : json_null());
     }
     json_t *root = json_pack(
         "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "schema", OQ_INSPECT_SCHEMA, "ir_version",

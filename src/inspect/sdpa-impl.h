@@ -12,7 +12,10 @@
  *     perm [0,1,3,2]; a Transpose [0,2,3,1] of the [B, L, H, D] projection; or
  *     torch's Reshape -> Transpose[0,2,1] -> Reshape, proven with symbolic
  *     shapes), and between softmax and the value product nothing but the
- *     Where(IsNaN(P), 0, P) guard for fully masked rows.
+ *     Where(IsNaN(P), 0, P) guard for fully masked rows; or, rank 3, with
+ *     Q, K and V nn.MultiheadAttention's fold of the heads into the batch
+ *     axis ([L, B, E] -> [L, B*H, D] -> [B*H, L, D], oq_mha_fold), all three
+ *     folded into the same H and D.
  * A chain that passes stage 1 but computes something else (a softmax over the
  * query axis) is NOT_ATTENTION; one that is attention in a form not rewritten
  * here (rank-5 grouped scores, a Cast inside the chain) is UNSUPPORTED; both
@@ -36,7 +39,8 @@ typedef enum oq_sdpa_verdict {
 typedef enum oq_sdpa_kform {
     OQ_SDPA_KT_TRANSPOSE, /* Transpose(K, [0,1,3,2]): k is K */
     OQ_SDPA_KT_HEADS,     /* Transpose(X, [0,2,3,1]) of X [B,L,H,D]: K = Transpose(k, [0,2,1,3]) */
-    OQ_SDPA_KT_RESHAPE    /* Reshape(Transpose(Reshape(K,[-1,L,D]),[0,2,1]),[B,H,D,L]): k is K */
+    OQ_SDPA_KT_RESHAPE,   /* Reshape(Transpose(Reshape(K,[-1,L,D]),[0,2,1]),[B,H,D,L]): k is K */
+    OQ_SDPA_KT_FOLD       /* nn.MultiheadAttention's fold: q, k, v are the [L, B, E] values folded */
 } oq_sdpa_kform;
 
 typedef enum oq_sdpa_mask {
@@ -60,6 +64,8 @@ typedef struct oq_sdpa_match {
     double fill;           /* the Where's fill value */
     int guard;             /* the IsNaN guard is present */
     const char *default_input; /* UNSUPPORTED for a graph input with a default it would fix: its name */
+    int64_t fold_heads;    /* KT_FOLD: H (and fold_dim D) of Q, K and V; -1: they fold different ones */
+    int64_t fold_dim;
 } oq_sdpa_match;
 
 /* Match the chain around the Softmax node at index `softmax`. Returns 0 when

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "inspect/heads-impl.h"
 #include "inspect/sdpa-impl.h"
 
 static const char *node_name(const Onnx__NodeProto *n)
@@ -197,6 +198,53 @@ static int key_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const ch
     return 0;
 }
 
+/* The key operand of folded scores: Transpose(0,2,1) of a folded K, or the fold's own
+ * Transpose(1,2,0). */
+static int key_fold(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const char *kt, oq_mha_fold *f)
+{
+    static const int64_t p021[] = {0, 2, 1}, p102[] = {1, 0, 2}, p120[] = {1, 2, 0};
+    const Onnx__NodeProto *p = oq_gview_producer(v, kt, NULL);
+    if (oq_node_is(p, "Transpose") && p->n_input == 1 && perm_is(p, p021, 3)) {
+        const char *k = p->input[0];
+        if (!unscale(v, &k, &m->scale)) return 0;
+        return oq_mha_fold_of(v, sc, k, p102, f);
+    }
+    return oq_mha_fold_of(v, sc, kt, p120, f);
+}
+
+/* [B*H, L, D] products: Q, K and V each nn.MultiheadAttention's fold, of one H and D. */
+static int folded_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const Onnx__NodeProto *mm, const char *val)
+{
+    static const int64_t p102[] = {1, 0, 2};
+    static const char *const what[] = {"Q", "K", "V"};
+    const char *q = mm->input[0], *kt = mm->input[1];
+    oq_mha_fold f[3];
+    if (!unscale(v, &q, &m->scale) || !unscale(v, &kt, &m->scale))
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "a query or key scale that is not a positive constant");
+    int got[3] = {oq_mha_fold_of(v, sc, q, p102, &f[0]), key_fold(v, sc, m, kt, &f[1]), oq_mha_fold_of(v, sc, val, p102, &f[2])};
+    if (!got[0] && !got[1] && !got[2])
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "rank-3 scores; only [B, H, Lq, Lk] and nn.MultiheadAttention's fold "
+                      "([L, B, E] -> Reshape [L, B*H, D] -> Transpose(1,0,2)) are rewritten");
+    for (int i = 0; i < 3; i++)
+        if (!got[i]) return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' is not folded as nn.MultiheadAttention folds "
+                                   "([L, B, E] -> Reshape [L, B*H, D] -> Transpose(1,0,2))", what[i], i ? i == 1 ? kt : val : q);
+    for (int i = 1; i < 3; i++)
+        if (f[i].heads != f[0].heads || f[i].head_dim != f[0].head_dim) {
+            m->fold_heads = -1;
+            return refuse(m, OQ_SDPA_UNSUPPORTED, "Q is folded into %lld heads of %lld (Reshape '%s'), %s into %lld "
+                          "heads of %lld (Reshape '%s'): the products pair heads that are not the same",
+                          (long long)f[0].heads, (long long)f[0].head_dim, node_name(f[0].reshape), what[i],
+                          (long long)f[i].heads, (long long)f[i].head_dim, node_name(f[i].reshape));
+        }
+    m->q = f[0].x;
+    m->k = f[1].x;
+    m->v = f[2].x;
+    m->kform = OQ_SDPA_KT_FOLD;
+    m->fold_heads = f[0].heads;
+    m->fold_dim = f[0].head_dim;
+    return 0;
+}
+
 /* From the Softmax input back to the score MatMul: scales and the mask. */
 static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
 {
@@ -272,6 +320,25 @@ static int prob_side(const oq_gview *v, oq_sdpa_match *m, const char *p_value, c
                   w ? op_name(w) : "?", w ? node_name(w) : read);
 }
 
+static int value_end(const oq_gview *v, oq_sdpa_match *m, const Onnx__NodeProto *s, const Onnx__NodeProto *out)
+{
+    if (prob_side(v, m, s->output[0], out->input[0])) return 1;
+    if (!out->n_output || !*out->output[0])
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "the value MatMul '%s' has no output", node_name(out));
+    return 0;
+}
+
+/* Rank-3 scores, after the score side: the fold, then the value product. */
+static int fold_end(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const Onnx__NodeProto *s,
+                    const Onnx__NodeProto *mm, const Onnx__NodeProto *out)
+{
+    if (out->n_input != 2) return refuse(m, OQ_SDPA_UNSUPPORTED, "the value MatMul '%s' has %zu inputs, not 2",
+                                         node_name(out), out->n_input);
+    if (folded_side(v, sc, m, mm, out->input[1]) || value_end(v, m, s, out)) return 1;
+    m->verdict = OQ_SDPA_FUSABLE;
+    return 1;
+}
+
 int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_sdpa_match *m)
 {
     memset(m, 0, sizeof *m);
@@ -296,18 +363,17 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     if (axis != rank - 1)
         return refuse(m, OQ_SDPA_NOT_ATTENTION, "softmax over axis %lld of %d%s, not over the keys (the last axis)",
                       (long long)axis, rank, axis == rank - 2 ? " (the query axis)" : "");
-    if (rank != 4)
+    if (rank != 4 && rank != 3)
         return refuse(m, OQ_SDPA_UNSUPPORTED, "rank-%d scores%s; only [B, H, Lq, Lk] is rewritten", rank,
                       rank == 5 ? " (grouped-query heads)" : "");
     if (score_side(v, m, s->input[0])) return 1;
+    if (rank == 3) return fold_end(v, sc, m, s, mm, out);
     const char *q = mm->input[0];
     if (!unscale(v, &q, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a query scale that is not a positive constant");
     if (oq_gview_rank(v, q) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "Q '%s' is not known to be rank 4", q);
     m->q = q;
     if (key_side(v, sc, m, mm->input[1])) return 1;
-    if (prob_side(v, m, s->output[0], out->input[0])) return 1;
-    if (!out->n_output || !*out->output[0])
-        return refuse(m, OQ_SDPA_UNSUPPORTED, "the value MatMul '%s' has no output", node_name(out));
+    if (value_end(v, m, s, out)) return 1;
     if (out->n_input != 2 || oq_gview_rank(v, out->input[1]) != 4)
         return refuse(m, OQ_SDPA_UNSUPPORTED, "V '%s' is not known to be rank 4", out->n_input > 1 ? out->input[1] : "?");
     m->v = out->input[1];

@@ -175,8 +175,12 @@ static void test_attention_heads(void **state)
     for (int f = OQ_ATTN_DECOMPOSED; f <= OQ_ATTN_ATTENTION24; f++) {
         oq_model_info *mi = inspect_encoder(w, (oq_attn_format)f);
         assert_int_equal(heads_of(mi), 2);
+        /* the 3-D Attention's Q is a projection whose rank the graph does not declare: D not read */
+        for (size_t i = 0; f == OQ_ATTN_DECOMPOSED && i < mi->n_attention; i++)
+            if (mi->attention[i].head_dim != 8) fail_msg("head_dim %lld", (long long)mi->attention[i].head_dim);
         char *json = oq_model_info_json(mi);
         assert_non_null(strstr(json, "\"heads\": 2"));
+        assert_non_null(strstr(json, f == OQ_ATTN_DECOMPOSED ? "\"head_dim\": 8" : "\"head_dim\": null"));
         free(json);
         oq_model_info_free(mi);
     }
@@ -193,10 +197,13 @@ static void test_attention_heads(void **state)
         sc.layout = sdpa[i].layout;
         sc.heads = sdpa[i].heads;
         sc.kv_heads = sdpa[i].kv_heads;
+        sc.head_dim = (int32_t)(4 * (i + 1));
         oq_graph *g;
         assert_int_equal(oq_export_sdpa(&sc, &g, NULL), OQ_OK);
         oq_model_info *mi = inspect_graph(g);
         if (heads_of(mi) != sdpa[i].heads) fail_msg("case %zu: heads %lld", i, (long long)heads_of(mi));
+        if (mi->attention[0].head_dim != sc.head_dim)
+            fail_msg("case %zu: head_dim %lld, not %d", i, (long long)mi->attention[0].head_dim, (int)sc.head_dim);
         oq_model_info_free(mi);
     }
 }
@@ -322,6 +329,54 @@ static void test_heads_folded_from_hidden(void **state)
     assert_int_equal(mi->n_attention, 1);
     assert_int_equal(mi->attention[0].heads, 0);
     if (!strstr(mi->attention[0].detail, "; heads folded into the batch axis, not fixed by the graph"))
+        fail_msg("detail: %s", mi->attention[0].detail);
+    oq_model_info_free(mi);
+}
+
+/* nn.MultiheadAttention's fold with no 4-D value: x [16, b, 32] -> Reshape [0, -1, 8] ->
+ * Transpose(1,0,2) for Q and V, K the same with `k_target`, K^T its Transpose(0,2,1). */
+static oq_model_info *mha_fold_model(const int64_t k_target[3])
+{
+    const oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "mha_fold", &g, NULL), OQ_OK);
+    const int64_t fold[] = {0, -1, 8}, swap[] = {1, 0, 2}, kt[] = {0, 2, 1};
+    const oq_dim x_d[] = {OQ_DIM(16), OQ_DIM_SYM("b"), OQ_DIM(32)};
+    const oq_dim y_d[] = {OQ_DIM_SYM("bh"), OQ_DIM(16), OQ_DIM(8)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, x_d);
+    const oq_attr p102 = OQ_ATTR_IS("perm", 3, swap), p021 = OQ_ATTR_IS("perm", 3, kt), last = OQ_ATTR_I("axis", -1);
+    const char *qr = oq_graph_op(g, "Reshape", 2, (const char *[]){"x", oq_graph_const_i64(g, "fold", 3, fold)}, 0, NULL);
+    const char *q = oq_graph_op(g, "Transpose", 1, &qr, 1, &p102);
+    const char *kr = oq_graph_op(g, "Reshape", 2, (const char *[]){"x", oq_graph_const_i64(g, "kfold", 3, k_target)}, 0,
+                                 NULL);
+    const char *k = oq_graph_op(g, "Transpose", 1, &kr, 1, &p102);
+    const char *kT = oq_graph_op(g, "Transpose", 1, &k, 1, &p021);
+    const char *s = oq_graph_op(g, "MatMul", 2, (const char *[]){q, kT}, 0, NULL);
+    const char *p = oq_graph_op(g, "Softmax", 1, &s, 1, &last);
+    const char *o = oq_graph_op(g, "MatMul", 2, (const char *[]){p, q}, 0, NULL);
+    oq_graph_add_output(g, o, "y", OQ_DTYPE_FLOAT32, 3, y_d);
+    return inspect_graph(g);
+}
+
+/* H = E / D through the fold's Reshape (0 copies L, -1 is B*H), the same for Q, K and V: fusable,
+ * heads 4 of 8; K folded into 2 heads of 16: refused, both Reshapes named, heads not fixed. */
+static void test_heads_mha_fold(void **state)
+{
+    (void)state;
+    const int64_t same[] = {0, -1, 8}, other[] = {0, -1, 16};
+    oq_model_info *mi = mha_fold_model(same);
+    assert_int_equal(mi->n_attention, 1);
+    if (mi->attention[0].heads != 4 || mi->attention[0].head_dim != 8)
+        fail_msg("heads %lld, head_dim %lld: %s", (long long)mi->attention[0].heads,
+                 (long long)mi->attention[0].head_dim, mi->attention[0].detail);
+    if (!strstr(mi->attention[0].detail, "; fusable: scale 1, no mask; heads folded into the batch axis: 4"))
+        fail_msg("detail: %s", mi->attention[0].detail);
+    oq_model_info_free(mi);
+    mi = mha_fold_model(other);
+    assert_int_equal(mi->n_attention, 1);
+    assert_int_equal(mi->attention[0].heads, 0);
+    if (!strstr(mi->attention[0].detail, "not fusable: Q is folded into 4 heads of 8 (Reshape 'Reshape'), "
+                                         "K into 2 heads of 16 (Reshape 'Reshape_1')"))
         fail_msg("detail: %s", mi->attention[0].detail);
     oq_model_info_free(mi);
 }
@@ -948,6 +1003,7 @@ int main(void)
         cmocka_unit_test(test_attention_heads),
         cmocka_unit_test(test_heads_folded_into_batch),
         cmocka_unit_test(test_heads_folded_from_hidden),
+        cmocka_unit_test(test_heads_mha_fold),
         cmocka_unit_test(test_heads_walk_bounded),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),
