@@ -298,6 +298,14 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
     return st;
 }
 
+int oq_uses_polarity(unsigned uses, oq_mask_polarity *pol)
+{
+    unsigned says = uses & (OQ_USE_SAYS_KEEP | OQ_USE_SAYS_PAD);
+    if (says != OQ_USE_SAYS_KEEP && says != OQ_USE_SAYS_PAD) return 0; /* silent, or the uses disagree */
+    *pol = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
+    return 1;
+}
+
 int oq_named_like_mask(const char *name)
 {
     for (const char *p = name; p && *p; p++)
