@@ -520,9 +520,11 @@ static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err
     oq_status st = OQ_OK;
     if (!m->has_contract) st = oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &uses, NULL, err);
     if (!st) st = oq_bench_choose_mask(o, m->mi, uses, m->has_contract ? m->contract : NULL, &m->mask, err);
-    if (!st && uses && m->mask.index >= 0 && !strcmp(m->polarity_source, "default") &&
-        oq_uses_polarity(uses[m->mask.index], &m->polarity))
+    unsigned says = !st && uses && m->mask.index >= 0 ? oq_uses_polarity(uses[m->mask.index]) : 0;
+    if (says && !strcmp(m->polarity_source, "default")) {
+        m->polarity = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
         m->polarity_source = "graph";
+    }
     free(uses);
     return st;
 }

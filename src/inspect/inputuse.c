@@ -298,12 +298,10 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
     return st;
 }
 
-int oq_uses_polarity(unsigned uses, oq_mask_polarity *pol)
+unsigned oq_uses_polarity(unsigned uses)
 {
     unsigned says = uses & (OQ_USE_SAYS_KEEP | OQ_USE_SAYS_PAD);
-    if (says != OQ_USE_SAYS_KEEP && says != OQ_USE_SAYS_PAD) return 0; /* silent, or the uses disagree */
-    *pol = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
-    return 1;
+    return says == OQ_USE_SAYS_KEEP || says == OQ_USE_SAYS_PAD ? says : 0; /* 0: silent, or the uses disagree */
 }
 
 int oq_named_like_mask(const char *name)

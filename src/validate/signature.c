@@ -173,7 +173,10 @@ static void graph_polarity(const char *contract, oq_signature *sig)
 {
     if (sig->kind != OQ_MODEL_USER || contract || sig->mask < 0 || !sig->uses || strcmp(sig->polarity_source, "default"))
         return;
-    if (oq_uses_polarity(sig->uses[sig->mask], &sig->polarity)) sig->polarity_source = "graph";
+    unsigned says = oq_uses_polarity(sig->uses[sig->mask]);
+    if (!says) return;
+    sig->polarity = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
+    sig->polarity_source = "graph";
 }
 
 static oq_status choose_mask(const oq_validate_opts *o, const char *path, const char *contract, oq_signature *sig,
