@@ -552,8 +552,8 @@ static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err
     oq_status st = oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &uses, &m->tables, err);
     if (!st && m->has_contract) free(uses), uses = NULL;
     if (!st) st = oq_bench_choose_mask(o, m->mi, uses, m->has_contract ? m->contract : NULL, &m->mask, err);
-    unsigned says = !st && uses && m->mask.index >= 0 ? uses[m->mask.index] & (OQ_USE_SAYS_KEEP | OQ_USE_SAYS_PAD) : 0;
-    if (!strcmp(m->polarity_source, "default") && (says == OQ_USE_SAYS_KEEP || says == OQ_USE_SAYS_PAD)) {
+    unsigned says = !st && uses && m->mask.index >= 0 ? oq_uses_polarity(uses[m->mask.index]) : 0;
+    if (says && !strcmp(m->polarity_source, "default")) {
         m->polarity = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
         m->polarity_source = "graph";
     }

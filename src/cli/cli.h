@@ -252,8 +252,9 @@ int oq_cli_mask_polarity_option(const oq_opt *o, const char *arg);
 #define OQ_CLI_MASK_POLARITY_OPT(p)                                                                \
     OQ_OPT_CALLBACK("mask-polarity", "keep|pad", oq_cli_mask_polarity_option, (p),                \
                     "which mask value marks a valid element: keep, 1 (true) = valid\n"            \
-                    "(attention_mask; the default), or pad, 1 (true) = padding\n"                 \
-                    "(PyTorch's key_padding_mask, src_key_padding_mask)")
+                    "(attention_mask), or pad, 1 (true) = padding (PyTorch's\n"                   \
+                    "key_padding_mask, src_key_padding_mask); default: the model's\n"             \
+                    "contract, else as the graph reads it, else keep")
 #define OQ_CLI_MASK_POLARITY_PAIR                                                                 \
     {"mask-polarity", "no-mask", "contradict: --mask-polarity says how to read the mask, --no-mask " \
                                  "says there is none; give one"}

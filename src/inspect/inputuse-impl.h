@@ -108,6 +108,9 @@ typedef enum oq_mask_role {
  * (NULL for OTHER); `named_only`: its name alone counts (convert's rule: an operator's
  * key-padding reading and the flow into the scores do not). The rank is the caller's to check. */
 oq_mask_role oq_input_mask_role(const oq_io_info *in, unsigned uses, int named_only, const char **why);
+/* The polarity a mask input's `uses` tell: OQ_USE_SAYS_KEEP or OQ_USE_SAYS_PAD; 0 where they
+ * tell none or disagree. The one reading of bench --model and validate. */
+unsigned oq_uses_polarity(unsigned uses);
 /* 1 when `name` contains "mask", in any case. */
 int oq_named_like_mask(const char *name);
 

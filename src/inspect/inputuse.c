@@ -298,6 +298,12 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
     return st;
 }
 
+unsigned oq_uses_polarity(unsigned uses)
+{
+    unsigned says = uses & (OQ_USE_SAYS_KEEP | OQ_USE_SAYS_PAD);
+    return says == OQ_USE_SAYS_KEEP || says == OQ_USE_SAYS_PAD ? says : 0; /* 0: silent, or the uses disagree */
+}
+
 int oq_named_like_mask(const char *name)
 {
     for (const char *p = name; p && *p; p++)

@@ -228,6 +228,7 @@ static json_t *plan_json(const oq_validate_plan *p)
     set_str(j, "mask_member", p->mask_member);
     if (p->mask_polarity != OQ_MASK_POLARITY_KEEP) /* (absent: keep, as plans before it) */
         set_str(j, "mask_polarity", oq_mask_polarity_name(p->mask_polarity));
+    if (p->mask_polarity != OQ_MASK_POLARITY_KEEP) set_str(j, "mask_polarity_source", p->mask_polarity_source);
     set_path(j, "model", p->model, &ok);
     set_str(j, "model_sha256", p->model_sha256);
     set_path(j, "weights", p->weights, &ok);

@@ -862,6 +862,62 @@ static int take_cache(oq_validate_summary *s, const oq_validate_summary *sh)
     return (!sh->cache_dir || s->cache_dir) && (!sh->cache_off || s->cache_off) && (!sh->cache_group || s->cache_group);
 }
 
+/* Shard i's reference cache folder where it kept one; NULL: none (no C reference, no cache). */
+static const char *cache_of(const merge_ctx *m, int32_t i)
+{
+    return m->shard[i] ? m->shard[i]->cache_dir : NULL;
+}
+
+/* The shards' reference cache folders, each with the shards that used it: "shards 0, 2: A;
+ * shard 1: B". */
+static void cache_groups(const merge_ctx *m, FILE *f)
+{
+    for (int32_t i = 0, said = 0; i < m->plan.count; i++) {
+        const char *d = cache_of(m, i);
+        int seen = 0, n = 0;
+        for (int32_t j = 0; d && j < m->plan.count; j++)
+            if (cache_of(m, j) && !strcmp(cache_of(m, j), d)) seen |= j < i, n++;
+        if (!d || seen) continue;
+        fprintf(f, "%sshard%s %d", said++ ? "; " : "", n > 1 ? "s" : "", (int)i);
+        for (int32_t j = i + 1; n > 1 && j < m->plan.count; j++)
+            if (cache_of(m, j) && !strcmp(cache_of(m, j), d)) fprintf(f, ", %d", (int)j);
+        fprintf(f, ": %s", d);
+    }
+}
+
+/* A group's shared cache is one folder: a shard pointed at another reused none of the group's
+ * entries and stored its own elsewhere. Said in the reference's cache warning (the results are
+ * still compared, so not a failure); 0: out of memory. */
+static int cache_dirs_warning(const merge_ctx *m)
+{
+    const char *first = NULL;
+    int shared = 0, differ = 0;
+    for (int32_t i = 0; i < m->plan.count; i++) {
+        const char *d = cache_of(m, i);
+        shared |= d && m->shard[i]->cache_shared;
+        if (d && first && strcmp(d, first)) differ = 1;
+        if (d && !first) first = d;
+    }
+    oq_config_result *ref = m->s->n_configs ? &m->s->configs[0] : NULL;
+    if (!shared || !differ || !ref) return 1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return 0;
+    if (ref->cache_warning) fprintf(f, "%s; ", ref->cache_warning);
+    fprintf(f, "the shards' reference caches are not one folder (");
+    cache_groups(m, f);
+    fprintf(f, "): a group's shared cache is one folder, and a shard pointed at another reused none of the "
+            "group's entries and stored its own there");
+    if (fclose(f)) {
+        free(text);
+        return 0;
+    }
+    free(ref->cache_warning);
+    ref->cache_warning = text;
+    return 1;
+}
+
 /* The span of the shards that reported (ISO-8601 sorts as text), their first evidence, reference
  * cache and model inputs, the plan's identity and batches. */
 static oq_status frame(merge_ctx *m, oq_err *err)
@@ -883,7 +939,7 @@ static oq_status frame(merge_ctx *m, oq_err *err)
         if (sh->mask_input && !(s->mask_input = strdup(sh->mask_input))) return nomem(err);
     }
     memcpy(s->plan_hash, m->plan.hash, sizeof s->plan_hash);
-    return OQ_OK;
+    return cache_dirs_warning(m) ? OQ_OK : nomem(err);
 }
 
 static oq_status brief_batch(void *ctx, const oq_batch_info *b, oq_err *err)

@@ -151,6 +151,7 @@ static oq_status mask_input_ok(const oq_io_info *io, const char *path, const cha
 static oq_status choose_polarity(const oq_validate_opts *o, const char *path, oq_signature *sig, oq_err *err)
 {
     sig->polarity = o->mask_polarity;
+    sig->polarity_source = o->mask_polarity_given || o->mask_polarity != OQ_MASK_POLARITY_KEEP ? "option" : "default";
     sig->polarity_fixed = o->kind != OQ_MODEL_USER;
     for (size_t k = 0; k < o->n_configs; k++) sig->polarity_fixed |= o->configs[k].repr == OQ_REPR_ENCODER;
     if (o->mask_polarity != OQ_MASK_POLARITY_KEEP && o->mask_polarity != OQ_MASK_POLARITY_PAD)
@@ -165,6 +166,19 @@ static oq_status choose_polarity(const oq_validate_opts *o, const char *path, oq
     return OQ_OK;
 }
 
+/* Neither the caller nor a contract says the polarity: the graph's reading of the mask does, as
+ * bench --model's (PyTorch's src_key_padding_mask, True = padding, Not'ed before its -inf Where);
+ * what events make, what the batches' check calls valid and what is compared all follow it. */
+static void graph_polarity(const char *contract, oq_signature *sig)
+{
+    if (sig->kind != OQ_MODEL_USER || contract || sig->mask < 0 || !sig->uses || strcmp(sig->polarity_source, "default"))
+        return;
+    unsigned says = oq_uses_polarity(sig->uses[sig->mask]);
+    if (!says) return;
+    sig->polarity = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
+    sig->polarity_source = "graph";
+}
+
 static oq_status choose_mask(const oq_validate_opts *o, const char *path, const char *contract, oq_signature *sig,
                              oq_err *err)
 {
@@ -177,6 +191,7 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
     else st = named_input(mi, path, contract ? "the mask contract names '" : "mask_name '", named, &sig->mask, err);
     if (!st && sig->mask >= 0) st = mask_input_ok(&mi->inputs[sig->mask], path, " (no_mask: none)", err);
     if (!st) st = choose_polarity(o, path, sig, err);
+    if (!st) graph_polarity(contract, sig);
     if (!st && o->features_name) st = named_input(mi, path, "features_name '", o->features_name, &sig->features, err);
     for (size_t i = 0; !st && !o->features_name && sig->features < 0 && i < mi->n_inputs; i++)
         if (mi->inputs[i].rank == 3 && oq_dtype_is_float((oq_dtype)mi->inputs[i].elem_type)) sig->features = (int)i;

@@ -63,6 +63,7 @@ typedef struct oq_validate_plan {
     char **input_names, **input_members;
     char *mask_member;               /* the member the mask contract applies to; NULL: none */
     oq_mask_polarity mask_polarity;  /* which of its values marks a valid element */
+    const char *mask_polarity_source; /* where that came from (oq_signature.polarity_source; static) */
     int padding;                     /* OQ_PADDING_* for masked outputs */
     size_t n_batches;
     char *batches_file;              /* the batches, an oq_plan_batch a line (oq_plan_batch_put) */
@@ -510,6 +511,8 @@ typedef struct oq_signature {
     char not_mask[320];  /* "": else why an input named like a mask is none (told by the run) */
     unsigned *uses;      /* each input's OQ_USE_* bits (inspect/inputuse-impl.h); NULL: not known */
     oq_mask_polarity polarity; /* which value of the mask marks a valid element */
+    const char *polarity_source; /* where it came from: "option" (mask_polarity given), "contract",
+                                    "graph" (the mask's uses tell it: oq_uses_polarity), "default" (keep) */
     int polarity_fixed;  /* ortqual's models or its C encoder judge the run: they read 1 = valid alone */
     oq_model_kind kind;  /* ortqual's exported models take their sizes from the run's options; its sdpa
                             model does not sanitize padded Q, K, V (a NaN there reaches the output) */

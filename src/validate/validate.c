@@ -278,6 +278,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
     p->kv_heads = o->kind == OQ_MODEL_SDPA ? o->sdpa.kv_heads : 0;
     const char *mask = c->sig.mask >= 0 ? mi->inputs[c->sig.mask].name : NULL;
     p->mask_polarity = c->sig.polarity;
+    p->mask_polarity_source = c->sig.polarity_source;
     if (!st) st = plan_batches(c, tag, p, err);
     int ok = !st && copy_str(&p->model, model) && copy_str(&p->mask_member, mask) &&
              copy_str(&p->tolerances, o->tolerances) && plan_runtime(o, is_ref, p) &&
@@ -1178,6 +1179,20 @@ static oq_status check_representations(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* A mask read with 1 = padding (not the default), and where that came from, in words the
+ * caller's terms reword (the format's, not an argument's). */
+static void say_pad_polarity(const run_ctx *c)
+{
+    const char *name = c->sig.mi->inputs[c->sig.mask].name, *from = c->sig.polarity_source;
+    if (!strcmp(from, "graph"))
+        progress(c->o, "mask: input '%s' read with 1 = padding, as the graph reads it (mask_polarity keep reads it "
+                 "otherwise)", name);
+    else if (!strcmp(from, "contract"))
+        progress(c->o, "mask: input '%s' read with 1 = padding, as the model's " OQ_CONVERT_CONTRACT_KEY " says", name);
+    else
+        progress(c->o, "mask: input '%s' read with 1 = padding (mask_polarity pad)", name);
+}
+
 /* The model's inputs as the summary records them. */
 static oq_status record_signature(run_ctx *c, oq_err *err)
 {
@@ -1187,6 +1202,7 @@ static oq_status record_signature(run_ctx *c, oq_err *err)
             return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (c->sig.mask >= 0 && !(c->s->mask_input = strdup(mi->inputs[c->sig.mask].name)))
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (c->sig.mask >= 0 && c->sig.polarity == OQ_MASK_POLARITY_PAD) say_pad_polarity(c);
     if (c->sig.mask < 0 && *c->sig.not_mask) progress(c->o, "%s", c->sig.not_mask);
     if (c->sig.mask < 0) progress(c->o, "no mask input: every element of every output is valid (mask_name names one)");
     return OQ_OK;
@@ -1400,8 +1416,11 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     if (!st)
         st = oq_signature_make_used(o, c->weights, &m.mi, &uses, &tables, *contract ? contract : NULL, &c->sig, err);
     if (!st && *contract && !o->mask_polarity_given) c->sig.polarity = pol; /* the user need not repeat it */
+    if (!st && *contract && !o->mask_polarity_given) c->sig.polarity_source = "contract";
     if (!st && *contract && !o->mask_polarity_given)
         st = encoder_polarity(o, pol, " (the model's " OQ_CONVERT_CONTRACT_KEY " says polarity pad)", err);
+    if (!st && !strcmp(c->sig.polarity_source, "graph"))
+        st = encoder_polarity(o, c->sig.polarity, " (as the graph reads its mask)", err);
     free(uses); /* (both moved into the signature unless an error came first) */
     free(tables);
     memcpy(c->user_sha256, m.sha256, sizeof c->user_sha256);

@@ -2,8 +2,9 @@
 # --mask-polarity pad: a model whose bool mask marks padding with true (PyTorch's
 # src_key_padding_mask; here the tx_encoder fixture with a Not in front of its readers, fed its
 # inputs with the mask inverted) validates and replays with its real padding: the same valid
-# elements as the fixture itself, its padding judged. Without the option the mask is refused as
-# left padding, naming the option (there was no way to read such a mask). Generated events feed
+# elements as the fixture itself, its padding judged. Without the option the graph's reading
+# (that Not) is taken; with --mask-polarity keep the mask is refused as left padding, naming the
+# option. Generated events feed
 # such a model their mask inverted, as convert's check does; bench counts the zeros valid;
 # convert --mask-to-seqlen counts them too. A polarity, keep as well as pad when given, with no
 # mask or ortqual's own models is refused.
@@ -19,9 +20,12 @@ $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" model "$F/tx_encoder_op18.onn
 V=(--configs expected,cpu:model:fp32 --no-plots)
 valid() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['batches'][0]['valid_size'])" "$1" 2>/dev/null; }
 
-# 1. read with 1 = valid (the default), the padding mask is left padding: refused, naming the option
+# 1. read with 1 = valid (--mask-polarity keep), the padding mask is left padding: refused, naming
+#    the option; without it, the graph's reading (the Not before its readers) is taken: 1 = padding
 expect 2 "^ortqual validate: io_pad.npz: mask 'mask': event 0: left padding: position 0 is 0 but position [0-9]+ is 1 .*read it with --mask-polarity pad" \
-    "$Q" validate --model pad.onnx --inputs io_pad.npz --outdir keep "${V[@]}"
+    "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity keep --outdir keep "${V[@]}"
+expect 0 "^mask: input 'mask' read with 1 = padding, as the graph reads it" \
+    "$Q" validate --model pad.onnx --inputs io_pad.npz --outdir graph "${V[@]}"
 # 1b. ortqual's own model (and its C encoder) read 1 = valid alone: the advice is 1 - mask, never
 #     the option the same run refuses (QA mlpf2 #4)
 $PY - <<'PY' || fail "making the left-padded encoder inputs"
@@ -38,6 +42,8 @@ expect 0 "verdict: PASSED" "$Q" validate --model pad.onnx --inputs io_pad.npz --
 expect 0 "verdict: PASSED" "$Q" validate --model "$F/tx_encoder_op18.onnx" --inputs "$F/io.npz" --outdir orig "${V[@]}"
 a=$(valid pad/summary.json) b=$(valid orig/summary.json)
 [ -n "$a" ] && [ "$a" = "$b" ] && ok "pad: valid_size $a, as the fixture's" || bad "pad: valid_size '$a', the fixture's '$b'"
+g=$(valid graph/summary.json)
+[ "$g" = "$b" ] && ok "pad from the graph: valid_size $g, as the fixture's" || bad "pad from the graph: valid_size '$g', the fixture's '$b'"
 [ "$($PY -c "import json; o=json.load(open('pad/summary.json'))['configs'][1]['batches'][0]['outputs'][0]['padding']; print(o['checked'] and o['padded'] > 0)")" = True ] &&
     ok "pad: padding judged" || bad "pad: padding not judged"
 expect 0 "verdict: PASSED" "$Q" replay --model pad.onnx --inputs io_pad.npz --mask-polarity pad --reference expected --outdir rpad
