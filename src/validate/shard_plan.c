@@ -83,9 +83,8 @@ oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *pl
                            oq_plan_desc *d, oq_validate_summary *s, const char *desc_path, oq_err *err)
 {
     oq_status st = OQ_OK;
-    if (plan && !oq_plan_desc_begin(d, desc_path))
-        st = oq_err_write(err, desc_path, errno);
-    else if (!st && plan)
+    if (plan) st = oq_plan_desc_begin(d, desc_path, err);
+    if (!st && plan)
         st = oq_shard_plan_batches_each(plan, 0, plan->n_batches, desc_batch, d, err);
     if (d->f) { /* ended also after an error: the file is closed */
         oq_status end = st ? OQ_OK : oq_plan_desc_end(d, o, plans, desc_path, s->plan_hash, err);
@@ -227,9 +226,10 @@ static oq_status names_in_dir(const char *list, const char *batches, oq_err *err
 {
     char tmp[4300];
     snprintf(tmp, sizeof tmp, "%s.named", list);
-    FILE *f = oq_fopen_scratch(tmp);
-    if (!f) return oq_err_write(err, tmp, errno);
-    oq_status st = oq_batch_list_each(list, put_in_dir, f, err);
+    FILE *f = NULL;
+    oq_status st = oq_fopen_scratch(tmp, &f, err);
+    if (st) return st;
+    st = oq_batch_list_each(list, put_in_dir, f, err);
     if (fclose(f) && !st) st = oq_err_write(err, tmp, errno);
     if (!st && rename(tmp, batches) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", tmp, batches, strerror(errno));
