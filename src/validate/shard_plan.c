@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
+#include "runtime/runtime-impl.h"
 #include "validate/validate-impl.h"
 
 const char *oq_shard_state_name(oq_shard_state s)
@@ -94,9 +96,16 @@ oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *pl
     return st;
 }
 
-/* One EP library's size and SHA-256, from one open file. */
+/* One EP library's size and SHA-256, from one open file: for a bare name, the file of
+ * LD_LIBRARY_PATH the loader takes (as oq_runtime_register_ep does), never one of the current
+ * folder (a bare name was read there, and loaded from there). */
 static oq_status file_content(const char *path, oq_file_content *c, oq_err *err)
 {
+    char found[PATH_MAX];
+    if (!strchr(path, '/') && !oq_lib_search(path, found, sizeof found))
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "EP library %s: in no folder of LD_LIBRARY_PATH, so its file cannot "
+                          "be recorded: give its path (./%s for one in the current folder)", path, path);
+    if (!strchr(path, '/')) path = found;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO is not waited on */
     if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb = {0};

@@ -43,6 +43,11 @@ expect 3 "tried: libonnxruntime\.so\.1 \($ORT_HINT\)" "$Q" doctor --ort-lib libo
 no_mark "--ort-lib libonnxruntime.so.1"
 expect 1 "EP 'myep' is not available: no EP library at libmy_ep\.so \($EP_HINT\)" "$Q" doctor --ep-lib myep=libmy_ep.so
 no_mark "--ep-lib myep=libmy_ep.so"
+# validate records each EP library's file (SHA-256) before its workers load it: it read ./NAME
+expect 2 "^ortqual validate: EP library libmy_ep\.so: in no folder of LD_LIBRARY_PATH, so its file cannot be recorded: give its path \(\./libmy_ep\.so for one in the current folder\)$" \
+    "$Q" validate --configs ref:encoder:fp64,myep:decomposed:fp32 --ep-lib myep=libmy_ep.so --num-events 2 \
+    --threads 1 --no-cache --outdir ve
+no_mark "validate --ep-lib myep=libmy_ep.so"
 
 # what names the file on purpose still loads it: a path, or LD_LIBRARY_PATH naming this folder
 expect 3 "tried: \./libonnxruntime\.so\.1 \(not an ONNX Runtime library: no OrtGetApiBase\)" \
