@@ -70,7 +70,9 @@ OQ_API oq_status oq_proc_fork_watch(int (*fn)(void *ctx), void *ctx, double time
 
 /* A child started without waiting for it (validate's cached reference, read beside the first
  * configuration under test): started as oq_proc_run_watch's or, when fn is non-NULL, as
- * oq_proc_fork_watch's (fn(ctx) in a forked copy), with its stderr on the file `stderr_path`. */
+ * oq_proc_fork_watch's (fn(ctx) in a forked copy), with its stderr on the file `stderr_path`,
+ * created or truncated in place: a symbolic link, a hard link (a file of more than one link),
+ * another user's file or a FIFO at that path is refused (OQ_ERR_INVALID_ARG, naming it). */
 typedef struct oq_proc_bg {
     int pid; /* 0: none (waited for) */
     double start;

@@ -50,7 +50,11 @@ typedef struct oq_runtime oq_runtime;
 #define OQ_ORT_API_PLUGIN_EP 22
 
 /* Load ONNX Runtime.
- * `path`: an explicit library path, or NULL to search, in order:
+ * `path`: an explicit library path, or NULL to search, in order (a bare name, without '/',
+ * here or in $ORTQUAL_ORT_LIB, is the dynamic loader's to find as dlopen's is: LD_LIBRARY_PATH,
+ * its cache, the system's folders; never the current folder, where anyone who can write it could
+ * plant one: "./NAME" loads a file there on purpose, and the error of a bare name not found says
+ * so when ./NAME exists):
  *   1. $ORTQUAL_ORT_LIB when set (then nothing else is tried: an explicit choice);
  *   2. <libdir>/ortqual/libonnxruntime.so, where <libdir> holds the libortqual.so this
  *      program runs (what make install lays out: a program linked against an installed
@@ -124,7 +128,8 @@ OQ_API void oq_strv_free(char **v, size_t n);
 
 /* Register a plugin EP library under `name` (e.g. "cuda"). Registering the
  * same name again is a no-op when the path is the same and OQ_ERR_INVALID_ARG
- * otherwise. Errors: OQ_ERR_NOT_FOUND (no file), OQ_ERR_UNSUPPORTED (API < 22),
+ * otherwise. A bare `path` (no '/') is the dynamic loader's to find, as oq_runtime_load's: the
+ * file found is handed to ORT by its absolute path (ORT reads a relative one from its own folder). Errors: OQ_ERR_NOT_FOUND (no file), OQ_ERR_UNSUPPORTED (API < 22),
  * OQ_ERR_RUNTIME (ORT refused it, its message included). */
 OQ_API oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *path, oq_err *err);
 /* The path registered under `name`, or NULL (also for a NULL rt or name). */

@@ -312,8 +312,8 @@ int oq_cli_runtime_session_config(const oq_opt *o, const char *arg);
                     "optimization.disable_specified_optimizers=GatherToSliceFusion")
 
 #define OQ_CLI_ORT_LIB_HELP                                                                  \
-    "libonnxruntime.so to load: a path, or a bare name for a file in the\ncurrent folder, "   \
-    "else for the dynamic loader to search (default:\n$ORTQUAL_ORT_LIB, else the copy bundled beside ortqual)"
+    "libonnxruntime.so to load: a path (./NAME for one here), or a bare name\n"             \
+    "for the dynamic loader to search (default:\n$ORTQUAL_ORT_LIB, else the copy bundled beside ortqual)"
 #define OQ_CLI_EP_LIB_HELP                                                                   \
     "plugin EP library for NAME (repeatable; default for cuda:\n"                            \
     "libonnxruntime_providers_cuda.so beside the core library)"

@@ -103,9 +103,20 @@ oq_status oq_ext_location_check(const char *dir, const char *loc, oq_err *err);
  * open: ..." (errno kept). */
 int oq_ext_open(const char *dir, const char *loc, oq_err *err);
 
-/* fopen(path, "w") for a run's scratch file in its own work folder, never through a symbolic
- * link planted at the name (O_NOFOLLOW: refused, ELOOP, errno kept) and closed on exec. */
-FILE *oq_fopen_scratch(const char *path);
+/* open(path, flags, mode) into *fd of a file written in place (not temp + rename) in an output, shard
+ * or work folder, where anyone who can write the folder may have put something at the name:
+ * never through a symbolic link (O_NOFOLLOW) or a hard link (more than one link: the file is
+ * another name's too, and truncating it truncates that file: a lock file linked to the
+ * user's data lost the data), never a file of another user, a device or a FIFO. A name not
+ * there is created with O_EXCL, so the file checked is the file written; O_TRUNC truncates it
+ * only once checked (O_CREAT and O_EXCL in flags are ignored). Errors, *fd -1:
+ * OQ_ERR_INVALID_ARG "PATH: is a symbolic link: ... (remove it)" (or "has 2 hard links",
+ * "owned by uid N", "is a FIFO ..."), else oq_err_write's OQ_ERR_OUTPUT (errno kept). */
+oq_status oq_open_in_place(const char *path, int flags, mode_t mode, int *fd, oq_err *err);
+
+/* fopen(path, "w") into *f for a run's scratch file in its own work folder, through
+ * oq_open_in_place (closed on exec). */
+oq_status oq_fopen_scratch(const char *path, FILE **f, oq_err *err);
 
 /* Which file a read read: another file in its place (renamed over it) or the same one written
  * since (its size or change time moved) is not the same. */

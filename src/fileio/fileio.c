@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -599,14 +600,66 @@ int oq_ext_open(const char *dir, const char *loc, oq_err *err)
     return -1;
 }
 
-FILE *oq_fopen_scratch(const char *path)
+/* Why a node is not one to write in place, as lstat or fstat saw it; OQ_OK when it is. */
+static oq_status in_place_refused(const char *path, const struct stat *sb, oq_err *err)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-    if (fd >= 0 && !f) {
-        int saved = errno;
-        close(fd);
-        errno = saved;
+    if (S_ISLNK(sb->st_mode))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: is a symbolic link: ortqual does not write through links in "
+                          "an output folder (remove it)", path);
+    if (kind_of(sb->st_mode))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: is %s, not a regular file (remove it)", path,
+                          kind_of(sb->st_mode));
+    if (sb->st_nlink > 1) /* another name of the file: writing here writes that file */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: has %ju hard links: ortqual does not write through links in "
+                          "an output folder (remove it)", path, (uintmax_t)sb->st_nlink);
+    if (sb->st_uid != geteuid())
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: owned by uid %ju, not by this user (uid %ju): ortqual writes "
+                          "in place only files of its own (remove it)", path, (uintmax_t)sb->st_uid,
+                          (uintmax_t)geteuid());
+    return OQ_OK;
+}
+
+/* An open that failed: the node's own fault when lstat finds one (a link, a FIFO with no
+ * reader: ENXIO, another user's file: EACCES), else the system's (errno kept). */
+static oq_status open_failed(const char *path, oq_err *err)
+{
+    int saved = errno;
+    struct stat sb;
+    oq_status st = saved == EEXIST || lstat(path, &sb) != 0 ? OQ_OK : in_place_refused(path, &sb, err);
+    if (!st) st = oq_err_write(err, path, saved);
+    errno = saved;
+    return st;
+}
+
+oq_status oq_open_in_place(const char *path, int flags, mode_t mode, int *out, oq_err *err)
+{
+    *out = -1;
+    int trunc = flags & O_TRUNC;
+    /* O_NONBLOCK: a FIFO is not waited on; on the regular file kept it changes nothing */
+    flags = (flags & ~(O_TRUNC | O_CREAT | O_EXCL)) | O_NOFOLLOW | O_NONBLOCK;
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        fd = open(path, flags);
+        if (fd < 0 && errno == ENOENT) fd = open(path, flags | O_CREAT | O_EXCL, mode);
+        if (fd < 0 && errno != EEXIST) break; /* EEXIST: made meanwhile, opened again and checked */
     }
-    return f;
+    if (fd < 0) return open_failed(path, err);
+    struct stat sb;
+    oq_status st = fstat(fd, &sb) ? oq_err_write(err, path, errno) : in_place_refused(path, &sb, err);
+    if (!st && trunc && ftruncate(fd, 0) != 0) st = oq_err_write(err, path, errno);
+    if (!st) *out = fd;
+    else close(fd);
+    return st;
+}
+
+oq_status oq_fopen_scratch(const char *path, FILE **f, oq_err *err)
+{
+    int fd;
+    *f = NULL;
+    oq_status st = oq_open_in_place(path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0666, &fd, err);
+    if (!st && !(*f = fdopen(fd, "w"))) {
+        st = oq_err_write(err, path, errno);
+        close(fd);
+    }
+    return st;
 }

@@ -221,21 +221,21 @@ static oq_status lock_busy(const oq_outdir_lock *lk, const char *text, oq_err *e
  * it: try again, unless `last`), -1 an error (in *st) or no lock to be had here (*st OQ_OK). */
 static int lock_try(oq_outdir_lock *lk, int last, oq_status *st, oq_err *err)
 {
-    /* 0666 less the umask: a group that shares the folder must be able to take its lock too */
-    int fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    /* truncated and written: never through a link (a hard link's other name lost its data to the
+     * pid), nor another user's file. 0666 less the umask, as a run's other files. */
+    int fd;
+    oq_err why = OQ_ERR_INIT;
     struct stat a, b;
+    oq_status opened = oq_open_in_place(lk->path, O_RDWR | O_CLOEXEC, 0666, &fd, &why);
     *st = OQ_OK;
-    if (fd < 0 && errno == ELOOP)
-        *st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: is a symbolic link: ortqual does not write through links "
-                         "in an output folder (remove it)", lk->path);
-    else if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+    if (opened == OQ_ERR_INVALID_ARG)
+        *st = oq_err_set(err, opened, "%s", why.msg);
+    else if (opened && (errno == EMFILE || errno == ENFILE))
         *st = oq_err_set(err, OQ_ERR_OUTPUT, "%s: cannot open: %s (%s: no file descriptor is left: raise ulimit -n)",
                          lk->path, strerror(errno), errno == EMFILE ? "EMFILE" : "ENFILE");
-    if (fd < 0) return -1; /* a folder that cannot be written: the run's checks say so */
-    if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode)) {
+    if (opened) return -1; /* otherwise a folder that cannot be written: the run's checks say so */
+    if (fstat(fd, &a) != 0) {
         close(fd);
-        *st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: not a regular file: it is ortqual's lock file (remove it)",
-                         lk->path);
         return -1;
     }
     if (flock(fd, (lk->shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {

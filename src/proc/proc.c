@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/core-impl.h"
+#include "fileio/fileio-impl.h"
 #include "status/args-impl.h"
 
 /* Keeps the last `cap` bytes written. */
@@ -259,8 +260,9 @@ oq_status oq_proc_start_bg(char *const argv[], int (*fn)(void *ctx), void *ctx, 
     OQ_NEED(err, bg);
     memset(bg, 0, sizeof *bg);
     child_task t = {.argv = argv, .fn = fn, .ctx = ctx};
-    int errfd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666); /* the umask decides */
-    if (errfd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: %s", stderr_path, strerror(errno));
+    int errfd; /* 0666: the umask decides */
+    oq_status st = oq_open_in_place(stderr_path, O_WRONLY | O_TRUNC | O_CLOEXEC, 0666, &errfd, err);
+    if (st) return st;
     if (snprintf(bg->stderr_path, sizeof bg->stderr_path, "%s", stderr_path) >= (int)sizeof bg->stderr_path) {
         close(errfd);
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%.64s...: path too long", stderr_path);

@@ -151,3 +151,18 @@ int oq_lib_search(const char *name, char *out, size_t n)
         p += len + 1;
     }
 }
+
+int oq_lib_unfound(const char *name, const char *msg, char *why, size_t n)
+{
+    size_t len = strlen(name);
+    if (!msg) msg = "cannot load";
+    /* "NAME: cannot open ..." is NAME itself; "libdep.so: cannot open ..." a library it needs */
+    int own = !strncmp(msg, name, len) && msg[len] == ':';
+    int unfound = own && strstr(msg + len, "cannot open shared object file") != NULL;
+    if (unfound && access(name, F_OK) == 0)
+        snprintf(why, n, "not found by the dynamic loader; ./%s exists in the current folder: write ./%s to load it",
+                 name, name);
+    else
+        snprintf(why, n, "%s", own ? msg + len + 1 + strspn(msg + len + 1, " ") : msg);
+    return unfound;
+}

@@ -1,6 +1,8 @@
 /* Execution providers: plugin libraries, EP devices, option checks, attaching. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,18 +210,43 @@ static const char *missing_library(const char *msg)
 static int g_ep_loaded;
 
 /* The file an EP library `path` names, as ORT is handed it: ORT loads a relative path from its
- * own folder, while ortqual checks `path` from the current one; a bare name is the file here (as
- * the check always read it) or else the dynamic loader's from LD_LIBRARY_PATH. Made absolute
- * from the current folder (into buf[n]), so that the file checked is the file loaded; `path`
- * itself when absolute, or when there is no room. */
+ * own folder, while ortqual checks `path` from the current one. Made absolute from the current
+ * folder (into buf[n]), so that the file checked is the file loaded; `path` itself when
+ * absolute, or when there is no room. A bare name is the dynamic loader's to find, never a file
+ * of the current folder (one planted in a shared project folder ran as whoever started ortqual
+ * there): the file of a folder of LD_LIBRARY_PATH the loader takes; NULL where none holds it,
+ * its cache and the system's folders left to loader_file. */
 static const char *ep_file(const char *path, char *buf, size_t n)
 {
     char found[PATH_MAX], cwd[PATH_MAX];
     const char *lib = path;
-    if (!strchr(path, '/') && access(path, F_OK) != 0 && oq_lib_search(path, found, sizeof found)) lib = found;
+    if (!strchr(path, '/') && !oq_lib_search(path, found, sizeof found)) return NULL;
+    if (!strchr(path, '/')) lib = found;
     if (lib[0] == '/') return lib == found && (size_t)snprintf(buf, n, "%s", found) < n ? buf : path;
     if (!getcwd(cwd, sizeof cwd) || (size_t)snprintf(buf, n, "%s/%s", cwd, lib) >= n) return path;
     return buf;
+}
+
+/* The file the dynamic loader takes for a bare name from its cache or the system's folders,
+ * into buf[n]: mapped here to learn which (*dl, to close once ORT has mapped it too), as
+ * ORT's dlopen would map it next. */
+static oq_status loader_file(const char *name, char *buf, size_t n, void **dl, oq_err *err)
+{
+    char why[512];
+    struct link_map *map = NULL;
+    g_ep_loaded = 1;
+    *dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!*dl && oq_lib_unfound(name, dlerror(), why, sizeof why))
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "no EP library at %s (%s)", name, why);
+    if (!*dl) /* a library it needs is missing: the EP is not available here, as below */
+        return oq_err_set(err, missing_library(why) ? OQ_ERR_NOT_FOUND : OQ_ERR_RUNTIME,
+                          "cannot load EP library %s: %s", name, why);
+    if (dlinfo(*dl, RTLD_DI_LINKMAP, &map) == 0 && map->l_name[0] == '/' &&
+        (size_t)snprintf(buf, n, "%s", map->l_name) < n)
+        return OQ_OK;
+    dlclose(*dl);
+    *dl = NULL;
+    return oq_err_set(err, OQ_ERR_NOT_FOUND, "EP library %s: the dynamic loader does not say which file it took", name);
 }
 
 int oq_runtime_ep_loaded(void) { return g_ep_loaded; }
@@ -242,20 +269,27 @@ oq_status oq_runtime_register_ep(oq_runtime *rt, const char *name, const char *p
         return oq_err_set(err, OQ_ERR_UNSUPPORTED,
                           "%s: plugin EP libraries need ORT C API %d, ONNX Runtime %s offers %d",
                           path, OQ_ORT_API_PLUGIN_EP, rt->version, rt->api_version);
-    char found[PATH_MAX], why[256];
-    const char *lib = ep_file(path, found, sizeof found);
-    if (access(lib, F_OK) != 0)
-        return oq_err_set(err, OQ_ERR_NOT_FOUND, "no EP library at %s", path);
-    if (oq_elf_unloadable(lib, why, sizeof why) == OQ_ELF_TRUNCATED) /* ORT's dlopen would die of SIGBUS */
-        return oq_err_set(err, OQ_ERR_RUNTIME, "cannot load EP library %s%s%s%s: %s", path, lib == path ? "" : " (",
-                          lib == path ? "" : lib, lib == path ? "" : ")", why);
     if (rt->n_ep_libs == OQ_RT_MAX_EP_LIBS)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "more than %d EP libraries", OQ_RT_MAX_EP_LIBS);
+    char found[PATH_MAX], why[256];
+    void *dl = NULL;
+    const char *lib = ep_file(path, found, sizeof found);
+    if (!lib) {
+        oq_status st = loader_file(path, found, sizeof found, &dl, err);
+        if (st) return st;
+        lib = found;
+    } else if (access(lib, F_OK) != 0) {
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "no EP library at %s", path);
+    } else if (oq_elf_unloadable(lib, why, sizeof why) == OQ_ELF_TRUNCATED) { /* ORT's dlopen would die of SIGBUS */
+        return oq_err_set(err, OQ_ERR_RUNTIME, "cannot load EP library %s%s%s%s: %s", path, lib == path ? "" : " (",
+                          lib == path ? "" : lib, lib == path ? "" : ")", why);
+    }
     char what[600];
     snprintf(what, sizeof what, "registering EP library %.560s", lib);
     g_ep_loaded = 1;
     oq_status st = oq_ort_status(rt, rt->api->RegisterExecutionProviderLibrary(rt->env, name, lib),
                                  err, what);
+    if (dl) dlclose(dl); /* ORT holds its own mapping */
     /* A library the EP needs is missing (libcuda.so.1 on a host without the NVIDIA driver,
      * libcudart without the CUDA runtime): the EP is not available here, like a missing EP. */
     if (st && err && missing_library(err->msg))

@@ -50,6 +50,14 @@ int oq_elf_unloadable(const char *path, char *why, size_t n);
  * folder with $ORIGIN or the like, a set-id process), dlopen's own search (the cache, the
  * system's folders) is left to find it. */
 int oq_lib_search(const char *name, char *out, size_t n);
+/* Why dlopen of a bare library name (no '/') failed, from dlerror()'s `msg`, into why[n]: where
+ * the loader found no file of that name and one is in the current folder, which the loader never
+ * searches (nor does ortqual: a library planted in a shared project folder ran as whoever
+ * started ortqual there), how to load that one on purpose ("not found by the dynamic loader;
+ * ./NAME exists in the current folder: write ./NAME to load it"); else `msg`, less the name
+ * it starts with. 1 when the
+ * loader found no file of that name (rather than failing on one, or on a library it needs). */
+int oq_lib_unfound(const char *name, const char *msg, char *why, size_t n);
 
 /* Drops the process-wide ORT log lines: a worker forked from a process that logged starts
  * with none, as an exec'd one does. */

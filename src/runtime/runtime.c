@@ -134,28 +134,29 @@ typedef const OrtApiBase *(*get_api_base_fn)(void);
  * the reason recorded in `a`. */
 static void *try_open(const char *path, get_api_base_fn *fn, attempts *a)
 {
-    if (strchr(path, '/') && access(path, F_OK) != 0) {
+    int bare = !strchr(path, '/');
+    if (!bare && access(path, F_OK) != 0) {
         attempts_add(a, path, "no such file");
         return NULL;
     }
-    /* A bare name ("libonnxruntime.so.1") is the dynamic loader's to search for, unless it
-     * names a file here: dlopen never looks in the current folder, and would say "No such
-     * file" of it rather than what is wrong with it. */
-    char local[PATH_MAX];
-    const char *open_as = path;
-    if (!strchr(path, '/') && access(path, F_OK) == 0 &&
-        (size_t)snprintf(local, sizeof local, "./%s", path) < sizeof local)
-        open_as = local;
-    else if (!strchr(path, '/') && oq_lib_search(path, local, sizeof local)) /* opened as found: checked */
-        open_as = local;
-    char why[256];
+    /* A bare name ("libonnxruntime.so.1") is the dynamic loader's to search for, never a file
+     * of the current folder: the loader never looks there, and a library planted in a shared
+     * project folder ran as whoever started ortqual in it. The file of a folder of
+     * LD_LIBRARY_PATH it would take is opened by that path, checked first. */
+    char found[PATH_MAX], why[512];
+    const char *open_as = bare && oq_lib_search(path, found, sizeof found) ? found : path;
     if (strchr(open_as, '/') && oq_elf_unloadable(open_as, why, sizeof why)) {
         attempts_add(a, path, why);
         return NULL;
     }
     void *dl = dlopen(open_as, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
-        attempts_add(a, path, dl_reason(open_as, dlerror()));
+        const char *msg = dlerror();
+        if (bare && open_as == path) /* the loader's own search: it found nothing, or failed on its find */
+            oq_lib_unfound(path, msg, why, sizeof why);
+        else
+            snprintf(why, sizeof why, "%s", dl_reason(open_as, msg));
+        attempts_add(a, path, why);
         return NULL;
     }
     *fn = (get_api_base_fn)(uintptr_t)dlsym(dl, "OrtGetApiBase");

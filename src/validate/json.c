@@ -1601,16 +1601,19 @@ oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *
     /* (a run's description is on file already: oq_plan_identify wrote it) */
     if (!(sp->brief = calloc(s->n_batches + 1, sizeof *sp->brief))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     /* each file's failure named with its own errno: a full disk shows at its fputs or fclose */
-    FILE *f = oq_fopen_scratch(list);
-    int ok = f != NULL;
+    FILE *f = NULL;
+    oq_status st = oq_fopen_scratch(list, &f, err);
+    if (st) return st;
+    int ok = 1;
     for (size_t i = 0; ok && i < s->n_batches; i++) {
         sp->brief[i] = oq_batch_brief_of(&s->batches[i]);
         ok = oq_jsonl_put(f, batch_info_json(&s->batches[i]), RECORD_FLAGS);
     }
-    if (f) ok = fclose(f) == 0 && ok;
+    ok = fclose(f) == 0 && ok;
     if (!ok) return oq_err_write(err, list, errno);
-    FILE *d = s->plan_description ? oq_fopen_scratch(desc) : NULL;
-    ok = d ? fputs(s->plan_description, d) >= 0 : !s->plan_description;
+    FILE *d = NULL;
+    if (s->plan_description && (st = oq_fopen_scratch(desc, &d, err))) return st;
+    ok = !d || fputs(s->plan_description, d) >= 0;
     if (d) ok = fclose(d) == 0 && ok;
     if (!ok) return oq_err_write(err, desc, errno);
     if (!(sp->batch_list = strdup(list)) || (s->plan_description && !(sp->description = strdup(desc))))
@@ -1731,7 +1734,8 @@ static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
         char path[4200];
         snprintf(path, sizeof path, "%s%ld.jsonl", sp->prefix, which);
         if (!(sp->paths[which] = strdup(path))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        if (!(sp->files[which] = oq_fopen_scratch(path))) return oq_err_write(err, path, errno);
+        oq_status st = oq_fopen_scratch(path, &sp->files[which], err);
+        if (st) return st;
     }
     if (!oq_jsonl_put(sp->files[which], json_incref(rec), RECORD_FLAGS)) return oq_err_write(err, sp->paths[which], errno);
     return OQ_OK;
@@ -1842,14 +1846,15 @@ static void desc_put(oq_plan_desc *d, const char *text, size_t n)
     d->ok = d->ok && fwrite(text, 1, n, d->f) == n;
 }
 
-int oq_plan_desc_begin(oq_plan_desc *d, const char *path)
+oq_status oq_plan_desc_begin(oq_plan_desc *d, const char *path, oq_err *err)
 {
     memset(d, 0, sizeof *d);
     oq_sha256_init(&d->h);
-    d->f = oq_fopen_scratch(path);
-    d->ok = d->f != NULL;
-    if (d->ok) desc_put(d, "{\"batches\":[", 12);
-    return d->ok;
+    oq_status st = oq_fopen_scratch(path, &d->f, err);
+    if (st) return st;
+    d->ok = 1;
+    desc_put(d, "{\"batches\":[", 12);
+    return d->ok ? OQ_OK : oq_err_write(err, path, errno);
 }
 
 void oq_plan_desc_batch(oq_plan_desc *d, const oq_batch_info *b)

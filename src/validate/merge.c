@@ -477,8 +477,9 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
 static oq_status merge_records(const merge_ctx *m, size_t k, const entry *e, size_t n, const char *path,
                                oq_config_result *out, oq_err *err)
 {
-    concat c = {.out = oq_fopen_scratch(path), .last = -1, .m = m, .k = k, .whole = out};
-    if (!c.out) return oq_err_write(err, path, errno);
+    concat c = {.last = -1, .m = m, .k = k, .whole = out};
+    oq_status opened = oq_fopen_scratch(path, &c.out, err);
+    if (opened) return opened;
     oq_totals_begin(&c.totals);
     oq_status st = OQ_OK;
     for (size_t i = 0; !st && i < n; i++) {

@@ -47,10 +47,10 @@ typedef struct frame_header {
 oq_status oq_refstream_create(const char *path, int *fd, oq_err *err)
 {
     /* not close-on-exec: the reference's worker, forked or executed, inherits it (and the lock) */
-    *fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
-    if (*fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: %s", path, strerror(errno));
+    oq_status st = oq_open_in_place(path, O_WRONLY | O_TRUNC, 0600, fd, err);
+    if (st) return st;
     if (flock(*fd, LOCK_EX | LOCK_NB) == 0) return OQ_OK;
-    oq_status st = oq_err_set(err, OQ_ERR_IO, "%s: cannot lock: %s", path, strerror(errno));
+    st = oq_err_set(err, OQ_ERR_IO, "%s: cannot lock: %s", path, strerror(errno));
     close(*fd);
     *fd = -1;
     return st;

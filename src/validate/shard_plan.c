@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "ortqual/fileio.h"
+#include "runtime/runtime-impl.h"
 #include "validate/validate-impl.h"
 
 const char *oq_shard_state_name(oq_shard_state s)
@@ -83,9 +85,8 @@ oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *pl
                            oq_plan_desc *d, oq_validate_summary *s, const char *desc_path, oq_err *err)
 {
     oq_status st = OQ_OK;
-    if (plan && !oq_plan_desc_begin(d, desc_path))
-        st = oq_err_write(err, desc_path, errno);
-    else if (!st && plan)
+    if (plan) st = oq_plan_desc_begin(d, desc_path, err);
+    if (!st && plan)
         st = oq_shard_plan_batches_each(plan, 0, plan->n_batches, desc_batch, d, err);
     if (d->f) { /* ended also after an error: the file is closed */
         oq_status end = st ? OQ_OK : oq_plan_desc_end(d, o, plans, desc_path, s->plan_hash, err);
@@ -95,9 +96,16 @@ oq_status oq_plan_identify(const oq_validate_opts *o, const oq_validate_plan *pl
     return st;
 }
 
-/* One EP library's size and SHA-256, from one open file. */
+/* One EP library's size and SHA-256, from one open file: for a bare name, the file of
+ * LD_LIBRARY_PATH the loader takes (as oq_runtime_register_ep does), never one of the current
+ * folder (a bare name was read there, and loaded from there). */
 static oq_status file_content(const char *path, oq_file_content *c, oq_err *err)
 {
+    char found[PATH_MAX];
+    if (!strchr(path, '/') && !oq_lib_search(path, found, sizeof found))
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "EP library %s: in no folder of LD_LIBRARY_PATH, so its file cannot "
+                          "be recorded: give its path (./%s for one in the current folder)", path, path);
+    if (!strchr(path, '/')) path = found;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO is not waited on */
     if (fd < 0) return oq_err_set(err, OQ_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb = {0};
@@ -227,9 +235,10 @@ static oq_status names_in_dir(const char *list, const char *batches, oq_err *err
 {
     char tmp[4300];
     snprintf(tmp, sizeof tmp, "%s.named", list);
-    FILE *f = oq_fopen_scratch(tmp);
-    if (!f) return oq_err_write(err, tmp, errno);
-    oq_status st = oq_batch_list_each(list, put_in_dir, f, err);
+    FILE *f = NULL;
+    oq_status st = oq_fopen_scratch(tmp, &f, err);
+    if (st) return st;
+    st = oq_batch_list_each(list, put_in_dir, f, err);
     if (fclose(f) && !st) st = oq_err_write(err, tmp, errno);
     if (!st && rename(tmp, batches) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", tmp, batches, strerror(errno));

@@ -715,7 +715,7 @@ typedef struct oq_plan_desc {
     size_t n;  /* batches written */
     int ok;    /* 0 once a write failed */
 } oq_plan_desc;
-int oq_plan_desc_begin(oq_plan_desc *d, const char *path);
+oq_status oq_plan_desc_begin(oq_plan_desc *d, const char *path, oq_err *err);
 void oq_plan_desc_batch(oq_plan_desc *d, const oq_batch_info *b);
 oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_validate_plan *plans,
                            const char *path, char hash[65], oq_err *err);

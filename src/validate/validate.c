@@ -215,9 +215,11 @@ static oq_status plan_batches(const run_ctx *c, const char *tag, oq_validate_pla
 {
     char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/plan_%s.batches.jsonl", c->workdir, tag);
-    plan_lines pl = {c, tag, copy_str(&p->batches_file, path) ? oq_fopen_scratch(path) : NULL, p->batches_file};
-    oq_status st = pl.f ? run_batches_each(c, plan_line, &pl, err)
-               : p->batches_file ? oq_err_write(err, path, errno) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    plan_lines pl = {c, tag, NULL, NULL};
+    oq_status st = copy_str(&p->batches_file, path) ? oq_fopen_scratch(path, &pl.f, err)
+                                                    : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    pl.path = p->batches_file;
+    if (!st) st = run_batches_each(c, plan_line, &pl, err);
     /* the reference's outputs reach the others in one file, unless they are the user's */
     snprintf(path, sizeof path, "%s/reference_outputs.bin", c->workdir);
     if (!st && !oq_config_is_expected(&c->o->configs[0]) && !copy_str(&p->ref_stream, path))
@@ -638,8 +640,9 @@ static oq_status expected_result(const run_ctx *c, oq_config_result *r, oq_err *
     if (st) return st;
     char path[OQ_PATH_BUF];
     snprintf(path, sizeof path, "%s/result_expected.jsonl", c->workdir);
-    FILE *f = oq_fopen_scratch(path);
-    if (!f) return oq_err_write(err, path, errno);
+    FILE *f = NULL;
+    st = oq_fopen_scratch(path, &f, err);
+    if (st) return st;
     int ok = 1;
     for (size_t i = 0; ok && i < c->sp.n_brief; i++)
         ok = oq_batch_record_put(f, &(oq_batch_result){.index = c->sp.brief[i].index});
@@ -1567,12 +1570,11 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     char list[OQ_PATH_BUF], desc[OQ_PATH_BUF];
     snprintf(list, sizeof list, "%s/batch_list.jsonl", c->workdir);
     snprintf(desc, sizeof desc, "%s/description.json", c->workdir);
-    c->sink = (oq_batch_sink){.list = oq_fopen_scratch(list), .list_path = list, .desc = &c->desc, .keep_brief = !o->shard.prepare,
+    c->sink = (oq_batch_sink){.list_path = list, .desc = &c->desc, .keep_brief = !o->shard.prepare,
                               .on_put = o->on_prepare, .put_ctx = o->progress_ctx, .interrupt = o->interrupt};
-    oq_status st = !c->sink.list                        ? oq_err_write(err, list, errno)
-                   : !oq_plan_desc_begin(&c->desc, desc) ? oq_err_write(err, desc, errno)
-                   : !(c->sp.batch_list = strdup(list))  ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory")
-                                                         : OQ_OK;
+    oq_status st = oq_fopen_scratch(list, &c->sink.list, err);
+    if (!st) st = oq_plan_desc_begin(&c->desc, desc, err);
+    if (!st && !(c->sp.batch_list = strdup(list))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st) st = oq_validate_prepare_batches(o, &c->sig, expects(o), &c->sink, err);
     if (c->sink.list && fclose(c->sink.list) != 0 && !st) st = oq_err_write(err, list, errno);
     c->sink.list = NULL;

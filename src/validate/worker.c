@@ -747,7 +747,7 @@ static oq_status worker_init(worker *w, const oq_validate_plan *plan, oq_config_
     oq_status st = (w->cmp = malloc(sizeof *w->cmp)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     char path[OQ_PATH_BUF];
     oq_batch_records_path(plan->result, path, sizeof path);
-    if (!st && !(w->records = oq_fopen_scratch(path))) st = oq_err_write(err, path, errno);
+    if (!st) st = oq_fopen_scratch(path, &w->records, err);
     if (!st) st = oq_config_tolerances(plan->config.precision, plan->tolerances, &w->base_tol, &w->tols, err);
     return st;
 }

@@ -16,13 +16,14 @@ expect 2 "^ortqual bench: --int-range '99999999999999999999': too large \(at mos
 expect 2 "^ortqual bench: --int-range '-99999999999999999999': too small \(at least -9223372036854775808\)$" \
     $Q bench --int-range -99999999999999999999,0
 
-# 2. --ort-lib NAME for a file in the current folder loads it (dlopen searched only the library
-#    path), and a file that is no library gets the loader's reason (it said "No such file")
+# 2. --ort-lib ./NAME for a file in the current folder loads it, and a file that is no library
+#    gets the loader's reason (it said "No such file"); a bare NAME is the loader's to find, and
+#    the current folder is not its (e2e/loadsafe)
 : "${OQ_ORT_LIB:?}"
 cp -L "$OQ_ORT_LIB" libonnxruntime.so
 : >empty.so
-expect 0 "library +$T/libonnxruntime.so" $Q doctor --ort-lib libonnxruntime.so
-expect 3 "tried: empty.so \(file too short\)" $Q doctor --ort-lib empty.so
+expect 0 "library +$T/libonnxruntime.so" $Q doctor --ort-lib ./libonnxruntime.so
+expect 3 "tried: \./empty.so \(file too short\)" $Q doctor --ort-lib ./empty.so
 rm -f libonnxruntime.so
 
 # 3. conformance given a regular file is "not a directory" (it said "no such directory")

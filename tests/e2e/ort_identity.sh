@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Which ONNX Runtime library really ran, as the evidence says it (an ORT build maintainer's
-# report, 2026-12-06): the loaded library is listed under "ort" when --ort-lib is relative, a
-# bare name found in the current folder or a file of any name; its SHA-256 is in doctor's,
+# report, 2026-12-06): the loaded library is listed under "ort" when --ort-lib is relative
+# (./NAME, or a bare name found through LD_LIBRARY_PATH=.) or a file of any name; its SHA-256 is in doctor's,
 # validate's and bench's records (a library rebuilt at the same path is another build); a
 # second ORT core mapped in the process (LD_PRELOAD) is warned about, and LD_PRELOAD and
 # LD_LIBRARY_PATH are recorded.
@@ -28,7 +28,8 @@ $check
 PY
 }
 
-# 1. A relative --ort-lib and a bare name in the current folder: glibc keeps the relative name,
+# 1. A relative --ort-lib and a bare name found in LD_LIBRARY_PATH's current folder (loaded as
+#    ./NAME): glibc keeps the relative name,
 #    and the library was left out of "Loaded libraries" ("ort (0)" with an ORT loaded).
 doctor_json "$T/rel.json" '
 assert d["ort"]["lib_path"] == T + "/sub/libonnxruntime.so", d["ort"]
@@ -37,7 +38,7 @@ assert d["ort_cores"] == [T + "/sub/libonnxruntime.so"] and d["warnings"] == [],
     $Q doctor --json --ort-lib sub/libonnxruntime.so
 (cd sub && doctor_json "$T/bare.json" '
 assert d["libraries"]["ort"] == [T + "/sub/libonnxruntime.so"], d["libraries"]' \
-    $Q doctor --json --ort-lib libonnxruntime.so)
+    env LD_LIBRARY_PATH=. $Q doctor --json --ort-lib libonnxruntime.so)
 must 0 "^  ort \(1\)$" "$T/rel.txt" $Q doctor --ort-lib sub/libonnxruntime.so
 grep -qx "    $T/sub/libonnxruntime.so" "$T/rel.txt" || fail "doctor text: the relative library not listed: $(grep -A3 '^Loaded' "$T/rel.txt")"
 

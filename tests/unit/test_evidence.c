@@ -317,7 +317,7 @@ static void copy_file(const char *from, const char *to)
 }
 
 /* A library dlopen'ed by a relative name ("rel/x.so", the runtime's "./x.so" for a bare name
- * in the current folder) is listed by its absolute file, also once the working directory has
+ * found through LD_LIBRARY_PATH's current folder) is listed by its absolute file, also once the working directory has
  * changed: glibc keeps the relative name, and such a library was left out of the list. */
 static void test_loaded_libs_relative_name(void **state)
 {
