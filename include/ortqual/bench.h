@@ -553,7 +553,7 @@ OQ_API oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_be
  * the model's SHA-256 for a model's rows (rows->model_sha256, the summary's
  * config.model_sha256: " model=" and its first 16 hex digits), which the row does not hold.
  * Returns the whole identity's length (as snprintf: a buffer of fewer bytes holds its start),
- * -1 out of memory or for a NULL row ("" in buf). */
+ * -1 out of memory, 0 for a NULL row ("" in buf both times). */
 OQ_API int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n);
 
 /* One row of the comparison. */
@@ -606,7 +606,7 @@ OQ_API oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *
  * records none, NULL c), and oq_bench_baseline_ort_differs's note ("" none). */
 OQ_API const char *oq_bench_comparison_verdict(const oq_bench_comparison *c);
 OQ_API const char *oq_bench_comparison_ort_diff(const oq_bench_comparison *c);
-/* Entry i's identity whole (entries[i].key holds what fits in it); "" for a NULL c or i >= n. */
+/* Entry i's identity whole (entries[i].key holds what fits in it); NULL for a NULL c or i >= n. */
 OQ_API const char *oq_bench_comparison_row(const oq_bench_comparison *c, size_t i);
 
 /* The schema of bench's summary.json. Before it had one (before 2026-12-06) the time it was

@@ -127,7 +127,7 @@ static char *identity(const oq_bench_row *r, const char *model_sha256)
 int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n)
 {
     char *key = r ? identity(r, "") : NULL;
-    int len = key ? snprintf(buf, n, "%s", key) : -1;
+    int len = key ? snprintf(buf, n, "%s", key) : r ? -1 : 0;
     if (!key && buf && n) *buf = '\0';
     free(key);
     return len;
@@ -596,7 +596,7 @@ const char *oq_bench_comparison_ort_diff(const oq_bench_comparison *c)
 
 const char *oq_bench_comparison_row(const oq_bench_comparison *c, size_t i)
 {
-    return c && i < c->n ? full(c)->keys[i] : "";
+    return c && i < c->n ? full(c)->keys[i] : NULL;
 }
 
 oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
