@@ -540,17 +540,20 @@ OQ_API void oq_bench_baseline_machine(const oq_bench_baseline *b, oq_bench_machi
 OQ_API int oq_bench_machine_differs(const oq_bench_machine *a, const oq_bench_machine *b, char *diff, size_t n);
 /* Whether the baseline ran with other options that change what is timed (session creation
  * timed, warm-up, mask lengths, seed, graph optimization, session configs, EP options, the
- * memory sampler; threads are in each row's identity): `diff` "" when not, else the first difference ("opts.include_session true
+ * memory sampler; with model_path the inputs file's bytes, the mask input given and a mask
+ * polarity given; threads are in each row's identity): `diff` "" when not, else the first difference ("opts.include_session true
  * here, false in the baseline"). A key the baseline does not record is not compared. */
 OQ_API oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opts *o, char *diff, size_t n,
                                          oq_err *err);
 
 /* A row's identity, THE rule rows are matched by: the variant, batch, seq_len, masked, export
  * shapes, io binding, heads/kv_heads/head_dim, threads, inter-op threads, and a model's named
- * dimensions ("cpu:attention24:fp32 batch=1 seq_len=16 masked dynamic io=host h=2/2 d=8
- * threads=1 inter_op=0"). oq_bench_compare adds the model's SHA-256 for a model's rows
- * (rows->model_sha256, the summary's config.model_sha256: " model=" and its first 16 hex
- * digits), which the row does not hold. Returns the length (as snprintf). */
+ * dimensions, each in full whatever its name's length ("cpu:attention24:fp32 batch=1
+ * seq_len=16 masked dynamic io=host h=2/2 d=8 threads=1 inter_op=0"). oq_bench_compare adds
+ * the model's SHA-256 for a model's rows (rows->model_sha256, the summary's
+ * config.model_sha256: " model=" and its first 16 hex digits), which the row does not hold.
+ * Returns the whole identity's length (as snprintf: a buffer of fewer bytes holds its start),
+ * -1 out of memory, 0 for a NULL row ("" in buf both times). */
 OQ_API int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n);
 
 /* One row of the comparison. */
@@ -566,7 +569,8 @@ typedef enum oq_bench_match {
 OQ_API const char *oq_bench_match_name(oq_bench_match m); /* "ok", "regressed", "untimed", "new", "missing" */
 
 typedef struct oq_bench_row_ratio {
-    char key[512];                       /* oq_bench_row_key, " model=" a model's SHA-256 prefix */
+    char key[512];                       /* oq_bench_row_key, " model=" a model's SHA-256 prefix: the
+                                            first 511 bytes (oq_bench_comparison.keys: whole) */
     size_t row;                          /* index in rows; (size_t)-1 for a missing row */
     oq_bench_match match;
     double old_ms[OQ_BENCH_MAX_LIMITS];  /* per limit: the baseline's statistic, this run's, */
@@ -593,11 +597,15 @@ typedef struct oq_bench_comparison {
     size_t compared, regressed, untimed, added, missing;
     size_t n;
     oq_bench_row_ratio *entries; /* this run's rows in order, then the missing ones */
+    char **keys;                 /* beside entries: each one's identity whole (entries[i].key holds
+                                    what fits in it) */
 } oq_bench_comparison;
 
 /* Compare `rows` (its ONNX Runtime rows: the reference's timings are ortqual's, not under
  * test) with the baseline's under `limits`, into rows->baseline (replacing one there);
- * `host_diff` (NULL or "": the same machine) is recorded as any_host. OQ_ERR_NOMEM. */
+ * `host_diff` (NULL or "": the same machine) is recorded as any_host. OQ_ERR_INVALID_ARG: a
+ * model's rows generated with another mask input or polarity than the baseline records
+ * ("another measurement"); OQ_ERR_NOMEM. */
 OQ_API oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
                                   const char *host_diff, oq_err *err);
 

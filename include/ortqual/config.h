@@ -62,7 +62,8 @@ typedef struct oq_config {
     oq_kernel kernel;
 } oq_config;
 
-/* Parse and check one configuration; errors name the field and list the choices. A label,
+/* Parse and check one configuration; errors name the field and list the choices; a name with
+ * whitespace anywhere is refused (" cpu:model:fp32" is no plugin EP " cpu"). A label,
  * "CONFIG@LABEL", names a configuration apart from another that runs the same one (a replay's
  * reference on another ONNX Runtime build: "cpu:model:fp32@reference"); the name keeps it. */
 OQ_API oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err);

@@ -22,7 +22,7 @@ static const char *const stat_names[OQ_BENCH_MAX_LIMITS] = {"p50", "p90", "p95",
 /* One row of the baseline: its identity and, per statistic of stat_names, its value (NAN:
  * not timed there). */
 typedef struct base_row {
-    char key[512];
+    char *key; /* owned: identity() */
     int ort; /* an ONNX Runtime row (not the reference) */
     double stat[OQ_BENCH_MAX_LIMITS];
 } base_row;
@@ -101,28 +101,36 @@ oq_status oq_bench_limits_parse(const char *text, oq_bench_limits *out, oq_err *
 
 /* ---- a row's identity -------------------------------------------------------------------- */
 
-int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n)
+/* The identity rows are matched by, whole (malloc'ed; NULL: out of memory): the row's, every
+ * dimension in full (a fixed buffer cut long names' later dimensions off, and rows of two
+ * shapes matched), and a model's SHA-256 (model_sha256, "" for the attention sweep, whose
+ * generated model the row's own fields define), so that rows of two models never match. */
+static char *identity(const oq_bench_row *r, const char *model_sha256)
 {
-    if (!r) return buf && n ? (*buf = '\0', 0) : 0;
-    char dims[256] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < r->n_dims; i++) /* escaped: "s 1=8" is one dimension, not two */
-        used = oq_csv_dims_append(dims, sizeof dims, used, " ", r->dims[i].name, (long long)r->dims[i].value);
-    return snprintf(buf, n, "%s batch=%lld seq_len=%lld %s %s io=%s h=%d/%d d=%d threads=%d inter_op=%d%s%s",
-                    r->variant.name, (long long)r->batch, (long long)r->seq_len, r->masked ? "masked" : "unmasked",
-                    r->static_shapes < 0 ? "-" : r->static_shapes ? "static" : "dynamic",
-                    oq_io_binding_name(r->io), r->heads, r->kv_heads, r->head_dim, r->threads,
-                    r->inter_op_threads, used ? " " : "", dims);
+    oq_dynbuf b = {0};
+    oq_status st = oq_dynbuf_addf(&b, "%s batch=%lld seq_len=%lld %s %s io=%s h=%d/%d d=%d threads=%d inter_op=%d",
+                                  r->variant.name, (long long)r->batch, (long long)r->seq_len,
+                                  r->masked ? "masked" : "unmasked",
+                                  r->static_shapes < 0 ? "-" : r->static_shapes ? "static" : "dynamic",
+                                  oq_io_binding_name(r->io), r->heads, r->kv_heads, r->head_dim, r->threads,
+                                  r->inter_op_threads);
+    for (size_t i = 0; !st && i < r->n_dims; i++) /* escaped: "s 1=8" is one dimension, not two */
+        st = oq_csv_dims_add(&b, " ", r->dims[i].name, (long long)r->dims[i].value);
+    if (!st && *model_sha256) st = oq_dynbuf_addf(&b, " model=%.16s", model_sha256);
+    if (st) {
+        oq_dynbuf_clear(&b);
+        return NULL;
+    }
+    return oq_dynbuf_take(&b, NULL);
 }
 
-/* The identity rows are matched by: the row's, and a model's SHA-256 (model_sha256, "" for the
- * attention sweep, whose generated model the row's own fields define), so that rows of two
- * models never match. */
-static void identity(const oq_bench_row *r, const char *model_sha256, char *buf, size_t n)
+int oq_bench_row_key(const oq_bench_row *r, char *buf, size_t n)
 {
-    int len = oq_bench_row_key(r, buf, n);
-    if (*model_sha256 && len >= 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, " model=%.16s", model_sha256);
+    char *key = r ? identity(r, "") : NULL;
+    int len = key ? snprintf(buf, n, "%s", key) : r ? -1 : 0;
+    if (!key && buf && n) *buf = '\0';
+    free(key);
+    return len;
 }
 
 /* ---- reading a baseline ---------------------------------------------------------------------- */
@@ -171,12 +179,16 @@ static oq_status row_from_json(const oq_bench_baseline *b, size_t i, json_t *j, 
     const char *name;
     json_t *val;
     r.dims = dv;
-    json_object_foreach(dims, name, val) {
-        if (r.n_dims == OQ_BENCH_MAX_DIMS) break;
+    json_object_foreach(dims, name, val) { /* cut, two points could read as one */
+        if (r.n_dims == OQ_BENCH_MAX_DIMS || strlen(name) >= sizeof dv->name)
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: results[%zu]: %s", b->file, i,
+                              r.n_dims == OQ_BENCH_MAX_DIMS ? "more dimensions than a sweep has"
+                                                            : "a dimension's name longer than a sweep takes");
         snprintf(dv[r.n_dims].name, sizeof dv[r.n_dims].name, "%s", name);
         dv[r.n_dims++].value = json_is_integer(val) ? (int64_t)json_integer_value(val) : -1;
     }
-    identity(&r, b->model_sha256, out->key, sizeof out->key);
+    if (!(out->key = identity(&r, b->model_sha256)))
+        return oq_err_set(err, OQ_ERR_NOMEM, "%s: results[%zu]: out of memory", b->file, i);
     out->ort = oq_config_uses_ort(&r.variant);
     json_t *stats = json_object_get(j, "stats_ms");
     int timed = !strcmp(str_of(j, "status"), "ok") || json_array_size(json_object_get(j, "samples_ms")) > 0;
@@ -272,6 +284,7 @@ void oq_bench_baseline_free(oq_bench_baseline *b)
 {
     if (!b) return;
     json_decref(b->config);
+    for (size_t i = 0; b->rows && i < b->n; i++) free(b->rows[i].key);
     free(b->rows);
     free(b);
 }
@@ -381,18 +394,63 @@ const char *oq_bench_baseline_ort_differs(oq_bench_baseline *b, oq_runtime *rt)
 
 /* The `config` keys whose value changes what a sample times or the work it does (the option
  * that sets each, as messages name it): two runs that differ in one measure different things.
- * The rest is in each row's identity (shape, threads, io binding) or does not change a sample
- * (iters, the outdir). */
+ * The rest is in each row's identity (variant and so the EP, shapes and every dimension the
+ * model names, --shape's sizes included, threads, io binding, heads; model_sha256 is checked
+ * apart) or does not change a sample: iters, the
+ * outdir, expected and tolerances (the first run's outputs, untimed), profile_runs (a session
+ * of its own after the timed runs), the reference's options (its rows are never compared),
+ * how the mask was found (mask_source, mask_why, mask_note). */
 static const char *const measured[][2] = {
     {"include_session", "opts.include_session"}, {"warmup", "opts.warmup"},
     {"length_policy", "opts.length_policy"},     {"mask_fraction", "opts.mask_fraction"},
     {"seed", "opts.seed"},                       {"int_range", "opts.int_lo,int_hi"},
     {"graph_opt_level", "opts.graph_opt"},       {"session_configs", "opts.session_configs"},
     {"ep_options", "opts.ep_options"},           {"mem_sample_us", "opts.mem_sample_us"},
+    {"inputs_sha256", "opts.inputs_path"},       {"mask_input", "opts.mask_input"},
+    {"mask_polarity", "opts.mask_polarity"},
 };
 
-static void value_text(json_t *v, char *buf, size_t n)
+/* The mask a model's rows will be generated with, where the options alone tell it (the sweep
+ * finds the rest in the model: oq_bench_compare checks the mask it took): an input named, and a
+ * polarity given, unless the baseline's came from the model's contract, which the same model
+ * keeps (a polarity given against it is refused by the sweep). */
+static void mask_of_options(const oq_bench_baseline *b, const oq_bench_opts *o, json_t *here)
 {
+    if (!o->model_path) return;
+    if (o->mask_input) json_object_set_new(here, "mask_input", json_string(o->mask_input));
+    int given = (o->given & OQ_BENCH_GIVEN_MASK_POLARITY) || o->mask_polarity != OQ_MASK_POLARITY_KEEP;
+    if (given && strcmp(str_of(b->config, "mask_polarity_source"), "contract"))
+        json_object_set_new(here, "mask_polarity", json_string(oq_mask_polarity_name(o->mask_polarity)));
+}
+
+/* The mask the sweep took (rows->mask_input, "" none, and its polarity) against the baseline's
+ * config: another input or polarity is another measurement, as another mask fraction is. A
+ * baseline that records none (the attention sweep's, or older) is not compared. */
+static oq_status mask_differs(const oq_bench_baseline *b, const oq_bench_rows *rows, oq_err *err)
+{
+    json_t *in = json_object_get(b->config, "mask_input"), *pol = json_object_get(b->config, "mask_polarity");
+    if (!b->model || !in || !pol) return OQ_OK;
+    const char *there = json_is_string(in) ? json_string_value(in) : "";
+    const char *there_pol = json_is_string(pol) ? json_string_value(pol) : "";
+    const char *here_pol = *rows->mask_input ? oq_mask_polarity_name(rows->mask_polarity) : "";
+    if (strcmp(rows->mask_input, there))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: another measurement: the mask input %s%s%s here, %s%s%s in the "
+                          "baseline", b->file, *rows->mask_input ? "'" : "", *rows->mask_input ? rows->mask_input : "none",
+                          *rows->mask_input ? "'" : "", *there ? "'" : "", *there ? there : "none", *there ? "'" : "");
+    if (strcmp(here_pol, there_pol))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: another measurement: the mask polarity %s here, %s in the "
+                          "baseline", b->file, here_pol, there_pol);
+    return OQ_OK;
+}
+
+/* A measured value as a message shows it: the inputs file by its path and its hash's start. */
+static void value_text(json_t *config, const char *key, char *buf, size_t n)
+{
+    json_t *v = json_object_get(config, key);
+    if (!strcmp(key, "inputs_sha256") && json_is_string(v)) {
+        snprintf(buf, n, "%.80s (sha256 %.12s)", str_of(config, "inputs"), json_string_value(v));
+        return;
+    }
     char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9)) : NULL;
     snprintf(buf, n, "%s", t ? t : "none");
     free(t);
@@ -408,12 +466,13 @@ oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opt
     *diff = '\0';
     json_t *here = NULL;
     oq_status st = b->config ? oq_bench_config_json(o, &here, err) : OQ_OK; /* none: nothing to compare */
+    if (here) mask_of_options(b, o, here);
     for (size_t i = 0; !st && here && i < sizeof measured / sizeof *measured; i++) {
         json_t *x = json_object_get(here, measured[i][0]), *y = json_object_get(b->config, measured[i][0]);
         if (!x || !y || json_equal(x, y)) continue; /* a key one side lacks (a model run, an older one) */
         char vx[128], vy[128], opt[64];
-        value_text(x, vx, sizeof vx);
-        value_text(y, vy, sizeof vy);
+        value_text(here, measured[i][0], vx, sizeof vx);
+        value_text(b->config, measured[i][0], vy, sizeof vy);
         snprintf(diff, n, "%s %s here, %s in the baseline", oq_terms(measured[i][1], opt, sizeof opt), vx, vy);
         break;
     }
@@ -472,8 +531,12 @@ static void count(oq_bench_comparison *c, oq_bench_match m)
     c->compared += m == OQ_BENCH_MATCH_REGRESSED;
 }
 
+/* The next entry, `key` its own copy (NULL: out of memory). */
 static oq_bench_row_ratio *entry(oq_bench_comparison *c, const char *key, size_t row)
 {
+    char *whole = strdup(key);
+    if (!whole) return NULL;
+    c->keys[c->n] = whole;
     oq_bench_row_ratio *e = &c->entries[c->n++];
     snprintf(e->key, sizeof e->key, "%s", key);
     e->row = row;
@@ -481,16 +544,17 @@ static oq_bench_row_ratio *entry(oq_bench_comparison *c, const char *key, size_t
     return e;
 }
 
-static void compare_rows(oq_bench_comparison *c, const oq_bench_rows *rows, const oq_bench_baseline *b,
-                         unsigned char *used)
+static oq_status compare_rows(oq_bench_comparison *c, const oq_bench_rows *rows, const oq_bench_baseline *b,
+                              unsigned char *used, oq_err *err)
 {
     for (size_t i = 0; i < rows->n; i++) {
         const oq_bench_row *r = &rows->rows[i];
         if (!oq_config_uses_ort(&r->variant)) continue;
-        char key[512];
-        identity(r, rows->model_sha256, key, sizeof key);
-        oq_bench_row_ratio *e = entry(c, key, i);
-        long old = find(b, used, key);
+        char *key = identity(r, rows->model_sha256);
+        oq_bench_row_ratio *e = key ? entry(c, key, i) : NULL;
+        long old = e ? find(b, used, key) : -1;
+        free(key);
+        if (!e) return oq_err_set(err, OQ_ERR_NOMEM, "comparison with %s: out of memory", b->file);
         if (old >= 0) {
             used[old] = 1;
             judge(e, r, &b->rows[old], &c->limits);
@@ -501,9 +565,12 @@ static void compare_rows(oq_bench_comparison *c, const oq_bench_rows *rows, cons
     }
     for (size_t i = 0; i < b->n; i++)
         if (b->rows[i].ort && !used[i]) {
-            entry(c, b->rows[i].key, (size_t)-1)->match = OQ_BENCH_MATCH_MISSING;
+            oq_bench_row_ratio *e = entry(c, b->rows[i].key, (size_t)-1);
+            if (!e) return oq_err_set(err, OQ_ERR_NOMEM, "comparison with %s: out of memory", b->file);
+            e->match = OQ_BENCH_MATCH_MISSING;
             count(c, OQ_BENCH_MATCH_MISSING);
         }
+    return OQ_OK;
 }
 
 oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, const oq_bench_limits *limits,
@@ -518,10 +585,13 @@ oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, cons
     for (size_t k = 0; k < limits->n; k++)
         if (!limits->limit[k].stat || stat_index(limits->limit[k].stat) < 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_compare: limit %zu: unknown statistic", k);
+    oq_status st = mask_differs(b, rows, err);
+    if (st) return st;
     oq_bench_comparison *c = calloc(1, sizeof *c);
     unsigned char *used = calloc(b->n + 1, 1);
     if (c) c->entries = calloc(rows->n + b->n + 1, sizeof *c->entries);
-    if (!c || !c->entries || !used) {
+    if (c) c->keys = calloc(rows->n + b->n + 1, sizeof *c->keys);
+    if (!c || !c->entries || !c->keys || !used) {
         oq_bench_comparison_free(c);
         free(used);
         return oq_err_set(err, OQ_ERR_NOMEM, "comparison with %s: out of memory", b->file);
@@ -534,8 +604,12 @@ oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, cons
     c->limits = *limits;
     c->any_host = host_diff && *host_diff;
     snprintf(c->host_diff, sizeof c->host_diff, "%s", host_diff ? host_diff : "");
-    compare_rows(c, rows, b, used);
+    st = compare_rows(c, rows, b, used, err);
     free(used);
+    if (st) {
+        oq_bench_comparison_free(c);
+        return st;
+    }
     oq_bench_comparison_free(rows->baseline);
     rows->baseline = c;
     return OQ_OK;
@@ -544,6 +618,8 @@ oq_status oq_bench_compare(oq_bench_rows *rows, const oq_bench_baseline *b, cons
 void oq_bench_comparison_free(oq_bench_comparison *c)
 {
     if (!c) return;
+    for (size_t i = 0; c->keys && i < c->n; i++) free(c->keys[i]);
+    free(c->keys);
     free(c->entries);
     free(c);
 }

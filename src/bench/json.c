@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "fileio/fileio-impl.h"
 #include "ortqual/bench.h"
@@ -280,6 +281,13 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
     set_str(j, "model", o->model_path);
     set_str(j, "ep", o->model_ep ? o->model_ep : "cpu");
     set_str(j, "inputs", o->inputs_path);
+    char sha[65] = ""; /* the file's bytes: another file at that path is another measurement */
+    oq_status st = o->inputs_path ? oq_sha256_file(o->inputs_path, sha, err) : OQ_OK;
+    if (st) {
+        json_decref(j);
+        return st;
+    }
+    set_str(j, "inputs_sha256", sha);
     set_str(j, "expected", o->expected_path);
     set_str(j, "tolerances", o->tolerances);
     json_object_set_new(j, "input_shapes", input_shapes_json(o));
@@ -288,7 +296,7 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
     json_object_set_new(j, "int_range", json_pack("[I,I]", (json_int_t)o->int_lo, (json_int_t)o->int_hi));
     set_str(j, "length_policy", oq_length_policy_name((oq_length_policy)o->length_policy));
     json_object_set_new(j, "mask_fraction", json_real(o->mask_fraction));
-    return run_opts_json(o, j, 23, out, err);
+    return run_opts_json(o, j, 24, out, err);
 }
 
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
@@ -323,8 +331,9 @@ static json_t *argv_json(int argc, char *const *argv)
 /* One row of the comparison: its identity, its index in results (null: missing here), how it
  * matched, and per limited statistic old, new, their ratio, the largest ratio allowed and why
  * it was not compared (null: it was). */
-static json_t *ratio_json(const oq_bench_comparison *c, const oq_bench_row_ratio *e)
+static json_t *ratio_json(const oq_bench_comparison *c, size_t i)
 {
+    const oq_bench_row_ratio *e = &c->entries[i];
     json_t *stats = json_object();
     for (size_t k = 0; stats && k < c->limits.n && e->match != OQ_BENCH_MATCH_NEW && e->match != OQ_BENCH_MATCH_MISSING;
          k++) {
@@ -335,7 +344,7 @@ static json_t *ratio_json(const oq_bench_comparison *c, const oq_bench_row_ratio
                                       1 + c->limits.limit[k].pct / 100, "not_compared",
                                       why ? json_string(why) : json_null()));
     }
-    return json_pack("{s:o,s:o,s:s,s:o}", "row", oq_json_text(e->key), "result",
+    return json_pack("{s:o,s:o,s:s,s:o}", "row", oq_json_text(c->keys[i]), "result",
                      e->row == (size_t)-1 ? json_null() : json_integer((json_int_t)e->row), "match",
                      oq_bench_match_name(e->match), "stats", stats);
 }
@@ -347,7 +356,7 @@ static json_t *baseline_json(const oq_bench_comparison *c)
     json_t *limits = json_object(), *list = json_array();
     for (size_t k = 0; limits && k < c->limits.n; k++)
         json_object_set_new(limits, c->limits.limit[k].stat, json_real(c->limits.limit[k].pct));
-    for (size_t i = 0; list && i < c->n; i++) json_array_append_new(list, ratio_json(c, &c->entries[i]));
+    for (size_t i = 0; list && i < c->n; i++) json_array_append_new(list, ratio_json(c, i));
     return json_pack("{s:o,s:s,s:s,s:o,s:o,s:b,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "file", oq_json_text(c->file),
                      "sha256", c->sha256, "schema", c->schema, "verdict",
                      *c->verdict ? oq_json_text(c->verdict) : json_null(), "max_slowdown_pct", limits, "any_host",

@@ -407,7 +407,8 @@ int oq_cli_print_prepared(const char *outdir);
 /* One item of a list (n from 1): 0 when taken, -1 after printing why not. */
 typedef int (*oq_cli_item_fn)(void *ctx, const char *item, size_t n);
 /* Each item of the comma list `s` given to option `opt` (its name as the user wrote it) of
- * `cmd`, in order, to fn; an empty item (a stray comma) is refused naming its place. Returns
+ * `cmd`, in order, to fn; an empty item (a stray comma) or one holding whitespace (a space
+ * after a comma) is refused naming its place. Returns
  * -1 after an error was printed. */
 int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_item_fn fn, void *ctx);
 

@@ -19,6 +19,10 @@ int oq_cli_each_item(const char *cmd, const char *opt, const char *s, oq_cli_ite
         if (!*item) { /* strtok skipped it: "4,,8" ran as "4,8" */
             oq_cli_error_in(cmd, "%s '%s': item %zu is empty", opt, oq_cli_shown(s), n);
             rc = -1;
+        } else if (item[strcspn(item, " \t\n\v\f\r")]) { /* "a, b": ' b' was an EP named " cpu" */
+            oq_cli_error_in(cmd, "%s '%s': item %zu '%s' holds whitespace (a list is NAME,NAME)", opt, oq_cli_shown(s),
+                            n, oq_cli_shown(item));
+            rc = -1;
         } else {
             rc = fn(ctx, item, n);
         }

@@ -85,6 +85,8 @@ static const char *const terms[][2] = {
     {"given in opts.expected_path", "given with --expected"},
     {"opts.expected_path", "--expected"},
     {"opts.inputs_path", "--inputs"},
+    {"opts.mask_input", "--mask"},
+    {"opts.mask_polarity", "--mask-polarity"},
     {"opts.sweeps", "--sweep"},
     {"opts.seq_dim", "--seq-dim"},
     {"opts.dims", "--dim"},

@@ -596,7 +596,7 @@ static void print_baseline(const oq_bench_comparison *b)
         for (size_t k = 0; k < b->limits.n; k++)
             printf(" %13s %13s %7s", ms_str(e->old_ms[k], x, sizeof x), ms_str(e->new_ms[k], y, sizeof y),
                    isnan(e->ratio[k]) ? "-" : (snprintf(q, sizeof q, "x%.3f", e->ratio[k]), q));
-        printf("  %s", oq_cli_shown(e->key));
+        printf("  %s", oq_cli_shown(b->keys[i]));
         for (size_t k = 0; k < b->limits.n; k++) { /* a statistic left out of the row's judgement */
             const char *why = oq_bench_ratio_why(e, k);
             if (why) printf("  (%s not compared: %s)", b->limits.limit[k].stat, why);

@@ -118,6 +118,8 @@ oq_status oq_config_parse(const char *text, oq_config *out, oq_err *err)
 {
     OQ_NEED(err, text);
     OQ_NEED(err, out);
+    if (text[strcspn(text, " \t\n\v\f\r")]) /* ' cpu' would be a plugin EP named " cpu", skipped */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "config '%s': whitespace in a configuration's name", text);
     const char *at = strchr(text, '@');
     if (at) return labelled(text, at, out, err);
     char copy[OQ_CONFIG_NAME_MAX], choices[128];

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "core/core-impl.h"
 #include "ortqual/csv.h"
 
 /* oq_csv_read_json from a JSON document already read; `name` is used in messages. */
@@ -15,6 +16,9 @@ void oq_csv_where(const oq_csv *t, size_t row, char *buf, size_t n);
  * used is 0, then NAME=VALUE with a '\\' before each '\\', ';', '=' or space of the name, so that
  * any model's names (torch.export's "s0 + 1", "x;y") read back as written. Returns the new used. */
 size_t oq_csv_dims_append(char *buf, size_t n, size_t used, const char *sep, const char *name, long long value);
+/* The same item added to a growable buffer, never cut (`sep` first unless `b` is empty): a row's
+ * identity holds every dimension whatever their names' length. OQ_ERR_NOMEM. */
+oq_status oq_csv_dims_add(oq_dynbuf *b, const char *sep, const char *name, long long value);
 /* The dims text's next item at *p: its name unescaped into name[n], its value text after the
  * '=' in *value (NULL when there is no unescaped '='); *p moves past the item and its ';'.
  * Returns the item's end. */

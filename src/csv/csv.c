@@ -359,6 +359,16 @@ size_t oq_csv_dims_append(char *buf, size_t n, size_t used, const char *sep, con
     return used;
 }
 
+oq_status oq_csv_dims_add(oq_dynbuf *b, const char *sep, const char *name, long long value)
+{
+    oq_status st = b->len ? oq_dynbuf_add(b, sep) : OQ_OK;
+    for (const char *c = name; !st && *c; c++) {
+        if (strchr("\\;= ", *c)) st = oq_dynbuf_addc(b, '\\');
+        if (!st) st = oq_dynbuf_addc(b, *c);
+    }
+    return st ? st : oq_dynbuf_addf(b, "=%lld", value);
+}
+
 const char *oq_csv_dims_next(const char **p, char *name, size_t n, const char **value)
 {
     const char *s = *p;

@@ -148,6 +148,158 @@ static void test_row_key_escapes_dim_names(void **state)
     assert_string_not_equal(ka, kb);
 }
 
+/* QA hostile4 #1: the dims were kept in 256 bytes, so with names of 100 characters the third
+ * dimension was cut off: C=1 and C=64 were one row (compared, PASSED), and a sweep over C
+ * refused as its own ambiguous baseline. The identity holds every dimension whole. */
+static void test_row_key_long_dim_names(void **state)
+{
+    (void)state;
+    oq_bench_row a, b;
+    char ka[2048], kb[2048];
+    make_row(&a, 0, 1, 1.0);
+    make_row(&b, 0, 1, 1.0);
+    oq_bench_dimval one[3], two[3];
+    for (int i = 0; i < 3; i++) {
+        memset(one[i].name, 'a' + i, 100);
+        one[i].name[100] = '\0';
+        one[i].value = i == 2 ? 1 : 4;
+    }
+    memcpy(two, one, sizeof two);
+    two[2].value = 64;
+    a.dims = one, a.n_dims = 3;
+    b.dims = two, b.n_dims = 3;
+    int len = oq_bench_row_key(&a, ka, sizeof ka);
+    oq_bench_row_key(&b, kb, sizeof kb);
+    assert_true(len > 300 && (size_t)len == strlen(ka));
+    assert_non_null(strstr(ka, "cccccccccc=1"));
+    assert_non_null(strstr(kb, "cccccccccc=64"));
+    assert_string_not_equal(ka, kb);
+    char small[16]; /* as snprintf: the start, and the whole length */
+    assert_int_equal(oq_bench_row_key(&a, small, sizeof small), len);
+    assert_int_equal(strlen(small), sizeof small - 1);
+}
+
+/* The same through a summary: its two rows of C=1 and C=64 are not one row, and this run's
+ * C=64 is compared with the baseline's C=64 only, its identity in full in the comparison. */
+static void test_long_dims_baseline_not_ambiguous(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("baseline");
+    char path[4200], name[3][101];
+    snprintf(path, sizeof path, "%s/long.json", dir);
+    for (int i = 0; i < 3; i++) {
+        memset(name[i], 'a' + i, 100);
+        name[i][100] = '\0';
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schema\":\"ortqual.bench/2\",\"mode\":\"model\",\"config\":{\"model\":\"m.onnx\"},\"results\":[");
+    for (int c = 0; c < 2; c++)
+        fprintf(f, "{\"variant\":\"cpu:model:fp32\",\"status\":\"ok\",\"batch\":1,\"seq_len\":4,\"masked\":false,"
+                   "\"shapes\":\"dynamic\",\"io_binding\":\"host\",\"threads\":1,\"inter_op_threads\":0,"
+                   "\"samples_ms\":[%d],\"stats_ms\":{\"p50\":%d},\"dims\":{\"%s\":1,\"%s\":4,\"%s\":%d}}%s",
+                c ? 9 : 1, c ? 9 : 1, name[0], name[1], name[2], c ? 64 : 1, c ? "" : ",");
+    fprintf(f, "]}\n");
+    fclose(f);
+    oq_bench_baseline *b = NULL;
+    oq_err e = OQ_ERR_INIT;
+    assert_int_equal(oq_bench_baseline_read(path, &b, &e), OQ_OK);
+    oq_bench_row r;
+    make_row(&r, 4, 1, 1.0); /* C=64 at 1 ms: against the baseline's 9 ms, not its C=1's 1 ms */
+    snprintf(r.variant.name, sizeof r.variant.name, "cpu:model:fp32");
+    r.masked = 0, r.heads = r.kv_heads = r.head_dim = -1;
+    oq_bench_dimval dv[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(dv[i].name, sizeof dv[i].name, "%s", name[i]);
+        dv[i].value = i == 2 ? 64 : i == 1 ? 4 : 1;
+    }
+    r.dims = dv, r.n_dims = 3;
+    oq_bench_rows rows = {0};
+    rows.n = 1, rows.rows = &r;
+    oq_bench_limits lim;
+    assert_int_equal(oq_bench_limits_parse("p50=10%", &lim, &e), OQ_OK);
+    assert_int_equal(oq_bench_compare(&rows, b, &lim, NULL, &e), OQ_OK);
+    const oq_bench_comparison *c = rows.baseline;
+    assert_int_equal(c->compared, 1);
+    assert_int_equal(c->missing, 1);
+    assert_true(fabs(c->entries[0].old_ms[0] - 9.0) < 1e-12);
+    assert_non_null(strstr(c->keys[0], "=64"));
+    oq_bench_comparison_free(rows.baseline);
+    oq_bench_baseline_free(b);
+    remove_dir(dir);
+}
+
+/* QA hostile4 #3: a model's run with another mask polarity, mask input or inputs file was
+ * compared with the baseline (the verdict followed noise): each is another measurement, said
+ * before the sweep where the options tell it, and by the comparison from the mask it took. */
+static void test_mask_and_inputs_are_measured(void **state)
+{
+    (void)state;
+    oq_err e = OQ_ERR_INIT;
+    char *dir = temp_dir("baseline");
+    char path[4200], npz[4200], diff[512];
+    snprintf(path, sizeof path, "%s/mask.json", dir);
+    snprintf(npz, sizeof npz, "%s/in.npz", dir);
+    FILE *f = fopen(npz, "w");
+    assert_non_null(f);
+    fputs("some inputs", f);
+    fclose(f);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schema\":\"ortqual.bench/2\",\"mode\":\"model\",\"config\":{\"model\":\"m.onnx\",\"inputs\":null,"
+               "\"inputs_sha256\":null,\"input_shapes\":{},\"mask_input\":\"mask\",\"mask_polarity\":\"keep\","
+               "\"mask_polarity_source\":\"default\"},\"results\":[");
+    json_row(f, "cpu:model:fp32", 16, 1, 1.0, 1);
+    fprintf(f, "]}\n");
+    fclose(f);
+    oq_bench_baseline *b = NULL;
+    assert_int_equal(oq_bench_baseline_read(path, &b, &e), OQ_OK);
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    o.model_path = "m.onnx";
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "");
+    o.mask_polarity = OQ_MASK_POLARITY_PAD;
+    o.given |= OQ_BENCH_GIVEN_MASK_POLARITY;
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "opts.mask_polarity \"pad\" here, \"keep\" in the baseline");
+    o.mask_polarity = OQ_MASK_POLARITY_KEEP; /* given, the baseline's own: the same */
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "");
+    o.mask_input = "attn";
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "opts.mask_input \"attn\" here, \"mask\" in the baseline");
+    o.mask_input = NULL;
+    o.inputs_path = npz;
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_non_null(strstr(diff, "opts.inputs_path "));
+    assert_non_null(strstr(diff, "in.npz (sha256 "));
+    assert_non_null(strstr(diff, " here, null in the baseline"));
+    /* the mask the sweep took, when the options did not tell it */
+    oq_bench_limits lim;
+    oq_bench_rows rows = {0};
+    oq_bench_row r;
+    make_row(&r, 16, 1, 1.0);
+    snprintf(r.variant.name, sizeof r.variant.name, "cpu:model:fp32");
+    rows.n = 1, rows.rows = &r;
+    assert_int_equal(oq_bench_limits_parse("p50=10%", &lim, &e), OQ_OK);
+    snprintf(rows.mask_input, sizeof rows.mask_input, "mask");
+    rows.mask_polarity = OQ_MASK_POLARITY_PAD;
+    assert_int_equal(oq_bench_compare(&rows, b, &lim, NULL, &e), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "mask.json: another measurement: the mask polarity pad here, keep in the baseline"));
+    rows.mask_input[0] = '\0';
+    assert_int_equal(oq_bench_compare(&rows, b, &lim, NULL, &e), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.msg, "another measurement: the mask input none here, 'mask' in the baseline"));
+    assert_null(rows.baseline);
+    snprintf(rows.mask_input, sizeof rows.mask_input, "mask");
+    rows.mask_polarity = OQ_MASK_POLARITY_KEEP;
+    assert_int_equal(oq_bench_compare(&rows, b, &lim, NULL, &e), OQ_OK);
+    assert_int_equal(rows.baseline->compared, 1);
+    oq_bench_comparison_free(rows.baseline);
+    oq_bench_baseline_free(b);
+    remove_dir(dir);
+}
+
 static void test_faster_row_passes_and_missing_listed(void **state)
 {
     (void)state;
@@ -577,6 +729,9 @@ int main(void)
         cmocka_unit_test(test_limits_parse),
         cmocka_unit_test(test_row_key),
         cmocka_unit_test(test_row_key_escapes_dim_names),
+        cmocka_unit_test(test_row_key_long_dim_names),
+        cmocka_unit_test(test_long_dims_baseline_not_ambiguous),
+        cmocka_unit_test(test_mask_and_inputs_are_measured),
         cmocka_unit_test(test_duplicate_rows_refused),
         cmocka_unit_test(test_config_differs),
         cmocka_unit_test(test_ort_difference_reaches_comparison),

@@ -3442,9 +3442,24 @@ static void estimate_each_shards_cold_call_is_one_time(void **state)
     free(e);
 }
 
+/* QA hostile4 #5: " cpu:model:fp32" was a plugin EP named " cpu" (skipped; the run passed). */
+static void config_whitespace_refused(void **state)
+{
+    (void)state;
+    oq_config c;
+    oq_err e = OQ_ERR_INIT;
+    const char *bad[] = {" cpu:model:fp32", "cpu:model:fp32 ", "cpu :model:fp32", "cpu:model:fp32@a\tb"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(oq_config_parse(bad[i], &c, &e), OQ_ERR_INVALID_ARG);
+        assert_non_null(strstr(e.msg, "whitespace in a configuration's name"));
+    }
+    assert_int_equal(oq_config_parse("cpu:model:fp32@a", &c, &e), OQ_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(config_whitespace_refused),
         cmocka_unit_test(plan_round_trip),
         cmocka_unit_test(plan_bad_hex_named),
         cmocka_unit_test(result_round_trip),
