@@ -922,6 +922,14 @@ static oq_status writer_seen(void *ctx, const oq_plan_batch *pb, size_t i, oq_er
     cache_writer *v = writer_find(w, (unsigned)sb.st_uid);
     if (!v && !(v = writer_add(w, (unsigned)sb.st_uid))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (next_draw(w) % ++v->seen) return OQ_OK;
+    /* drawn: an entry that does not verify is ignored anyway, so it is not among those drawn
+     * from (a writer with a corrupt one would lose the rest) */
+    oq_refcache_hit hit = {0};
+    char warning[1400];
+    oq_refcache_get(&w->cache, sha, pb->batch_size, &hit, warning, sizeof warning);
+    int verified = hit.npz != NULL;
+    free(hit.npz);
+    if (!verified) return v->seen--, OQ_OK;
     oq_plan_batch with_sha = *pb;
     with_sha.sha256 = sha;
     plan_batch_clear(&v->pick);
@@ -963,6 +971,8 @@ static void writer_judge(cache_writer *v, const oq_refcache_hit *e, oq_tensor *c
 /* One writer's picked batch recomputed and compared with its entry. */
 static oq_status spot_check(worker *w, cache_writer *v, oq_err *err)
 {
+    if (!v->pick.inputs) /* none of its entries verifies: none is used */
+        return snprintf(v->check, sizeof v->check, "entries: none could be read"), OQ_OK;
     oq_tensor **in = NULL, **out = NULL;
     size_t n_in = 0, n_out = 0;
     batch_mask bm = {0};
@@ -1013,7 +1023,7 @@ static void writers_result(worker *w)
         const cache_writer *v = &w->writers[i];
         json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:{s:I, s:s, s:s}}", "user", v->user, "uid",
                                            (json_int_t)v->uid, "entries", (json_int_t)v->used, "spot_check", "batch",
-                                           (json_int_t)v->pick.index, "result", v->check, "seed", seed));
+                                           (json_int_t)(v->pick.inputs ? v->pick.index : -1), "result", v->check, "seed", seed));
     }
     w->r->cache_writers = a ? json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(a);
