@@ -78,6 +78,12 @@ typedef struct oq_validate_progress {
     size_t batches_done, n_batches; /* of this configuration */
 } oq_validate_progress;
 
+/* Whose entries of a group's shared cache are used (oq_validate_opts.cache_shared). */
+typedef enum oq_cache_trust {
+    OQ_CACHE_TRUST_GROUP = 1, /* every member's, each writer's spot-checked */
+    OQ_CACHE_TRUST_SELF = 2   /* this user's alone; the others' are recomputed */
+} oq_cache_trust;
+
 typedef struct oq_validate_opts {
     oq_model_kind kind;
     /* OQ_MODEL_USER: any named inputs, read by name from each .npz. The mask contract applies
@@ -164,8 +170,12 @@ typedef struct oq_validate_opts {
                                  this user's, it is group-writable and not world-writable
                                  (else OQ_ERR_INVALID_ARG naming the rule), left as it is
                                  (never made private), its entries stored group-readable and
-                                 those of every member verified as one's own; without setgid
-                                 a progress warning says new entries may get another group */
+                                 those of every member verified by content; without setgid
+                                 a progress warning says new entries may get another group.
+                                 OQ_CACHE_TRUST_GROUP (1): another member's entries are used,
+                                 counted by writer, and one batch of each writer is recomputed
+                                 and compared bit for bit (a writer whose batch differs: none of
+                                 its entries used); OQ_CACHE_TRUST_SELF (2): only this user's */
 
     /* dispatch and placement (CUDA) */
     size_t n_expect_kernel;   /* NODE=KERNEL rules */
@@ -473,6 +483,11 @@ typedef struct oq_config_result {
                                      provider, ort_version, ort_library, ort_library_sha256 and
                                      path, "same_ort": the ORT under test is that build); NULL:
                                      its files record none */
+    char *cache_writers;          /* the reference, from a group's shared cache: the other
+                                     members whose entries it would use, as JSON text (summary.json's
+                                     configs[0].cache_writers: each one's user, uid, entries used,
+                                     spot_check: the batch recomputed, result "identical" or why
+                                     none of its entries was used, seed of the draw); NULL: none */
 } oq_config_result;
 
 /* What the run as a whole says (docs/verdicts.md). */

@@ -258,13 +258,46 @@ static void print_padding_notes(const oq_config_result *c)
 
 /* How many of the reference's batches the cache gave, and an entry found bad; a group's shared
  * cache (`group`, NULL: none) said whatever it gave. */
+static const char *j_str(const json_t *j, const char *key, const char *none);
+
+/* ", N written by other members: bob (2), ..." from the reference's cache_writers. */
+static void print_writers(const json_t *writers)
+{
+    size_t i, sum = 0;
+    json_t *v;
+    json_array_foreach(writers, i, v) sum += (size_t)json_integer_value(json_object_get(v, "entries"));
+    printf(", %zu written by other members%s", sum, sum ? ":" : "");
+    json_array_foreach(writers, i, v) {
+        json_int_t n = json_integer_value(json_object_get(v, "entries"));
+        if (n) printf(" %s (%lld)", oq_cli_shown(j_str(v, "user", "?")), (long long)n);
+    }
+}
+
+/* Each other writer's spot check: the batch recomputed and what it showed. */
+static void print_spot_checks(const json_t *writers)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(writers, i, v) {
+        const json_t *sc = json_object_get(v, "spot_check");
+        printf("    spot check of %s's entries: batch %lld recomputed: %s\n", oq_cli_shown(j_str(v, "user", "?")),
+               (long long)json_integer_value(json_object_get(sc, "batch")), oq_cli_shown(j_str(sc, "result", "?")));
+    }
+}
+
 static void print_cache(const oq_config_result *c, const char *group)
 {
     const oq_batch_totals *t = &c->totals;
-    if (t->cached || c->cache_warning || group)
-        printf("    reference: %zu of %zu batches from cache%s%s\n", t->cached, t->n, group ? ", a cache shared by group " : "",
+    json_t *writers = c->cache_writers ? json_loads(c->cache_writers, 0, NULL) : NULL;
+    if (t->cached || c->cache_warning || group) {
+        printf("    reference: %zu of %zu batches from cache%s%s", t->cached, t->n, group ? ", a cache shared by group " : "",
                group ? oq_cli_shown(group) : "");
+        if (json_array_size(writers)) print_writers(writers);
+        printf("\n");
+    }
+    print_spot_checks(writers);
     if (c->cache_warning) printf("    warning: %s\n", oq_cli_shown(c->cache_warning));
+    json_decref(writers);
 }
 
 static void ms(char *buf, size_t n, double v)

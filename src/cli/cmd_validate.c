@@ -75,6 +75,7 @@ struct args {
     const char **required_all; /* --require and, with --gpu, every cuda configuration */
     char policy[256];
     const char *configs_text, *worker;
+    const char *cache_trust; /* --cache-trust: self or group (NULL: not given) */
     char default_configs[64]; /* --model's, when --configs is not given */
     int list, gpu, no_cache;
     int cuda; /* a CUDA EP with a device here: -1 not asked yet (the probe loads ORT: asked once) */
@@ -383,6 +384,15 @@ static int finish_args(struct args *a)
                         "install -d -m 2770 -g GROUP DIR)");
         return -1;
     }
+    if (a->cache_trust && strcmp(a->cache_trust, "self") && strcmp(a->cache_trust, "group")) {
+        oq_cli_error_in("validate", "--cache-trust '%s': self or group", a->cache_trust);
+        return -1;
+    }
+    if (a->cache_trust && !a->o.cache_shared) { /* a per-user cache holds only one's own entries */
+        oq_cli_error_in("validate", "--cache-trust is for a shared cache: give --cache-shared");
+        return -1;
+    }
+    if (a->cache_trust && !strcmp(a->cache_trust, "self")) a->o.cache_shared = OQ_CACHE_TRUST_SELF;
     if (a->o.static_shapes && !a->inputs.n) {
         /* one fixed shape for every batch: pad all to max-len, and no smaller last batch */
         a->o.events.pad_to_max_len = 1;
@@ -867,6 +877,11 @@ static void args_clear(struct args *a)
                 "yours, group-writable, not world-writable; entries are stored\n"                             \
                 "group-readable, and every member's is verified by content before\n"                          \
                 "use (a bad one is recomputed and listed in summary.json)"),                                    \
+    OQ_OPT_STRING("cache-trust", "WHOSE", &a->cache_trust,                                                      \
+                  "with --cache-shared, whose entries are used: group (default): every\n"                       \
+                  "member's, counted by writer, one batch of each other writer\n"                               \
+                  "recomputed and compared bit for bit (a differing writer's entries\n"                         \
+                  "are all recomputed); self: only your own, the others' recomputed"),                          \
     OQ_OPT_FLAG("no-overlap", &o->no_overlap,                                                                   \
                 "run the reference before the first configuration under test, never\n"                        \
                 "beside it. Without it, the reference's worker runs beside that one\n"                         \

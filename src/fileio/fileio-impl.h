@@ -123,6 +123,7 @@ oq_status oq_fopen_scratch(const char *path, FILE **f, oq_err *err);
 typedef struct oq_file_id {
     uint64_t dev, ino, size;
     int64_t ctime_s, ctime_ns;
+    uint32_t uid; /* its owner: who wrote a cache entry (not part of its identity) */
 } oq_file_id;
 /* `path` opened for reading into *fd (close it), *size its size: a regular file only, as
  * oq_read_file takes it (O_NONBLOCK: a FIFO is not waited on; its messages). */

@@ -274,7 +274,7 @@ static int read_all(int fd, unsigned char *b, size_t n, size_t *got)
 static void file_id_of(const struct stat *sb, oq_file_id *id)
 {
     *id = (oq_file_id){(uint64_t)sb->st_dev, (uint64_t)sb->st_ino, (uint64_t)sb->st_size, (int64_t)sb->st_ctim.tv_sec,
-                       (int64_t)sb->st_ctim.tv_nsec};
+                       (int64_t)sb->st_ctim.tv_nsec, (uint32_t)sb->st_uid};
 }
 
 int oq_file_id_same(const oq_file_id *a, const oq_file_id *b)

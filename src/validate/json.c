@@ -247,6 +247,7 @@ static json_t *plan_json(const oq_validate_plan *p)
         json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(p->graph_opt)));
     set_path(j, "cache_dir", p->cache_dir, &ok);
     if (p->cache_shared) json_object_set_new(j, "cache_shared", json_true());
+    if (p->cache_trust_self) json_object_set_new(j, "cache_trust_self", json_true());
     if (p->n_ref_outputs) json_object_set_new(j, "ref_outputs", strv_json(p->ref_outputs, p->n_ref_outputs));
     set_path(j, "ref_stream", p->ref_stream, &ok);
     if (p->is_reference && p->ref_stream_fd >= 0) json_object_set_new(j, "ref_stream_fd", json_integer(p->ref_stream_fd));
@@ -379,6 +380,7 @@ static oq_status plan_back(const json_t *j, oq_validate_plan *p, oq_err *err)
     p->words = json_is_true(json_object_get(j, "words"));
     p->cache_dir = oq_json_path_dup(j, "cache_dir", &ok);
     p->cache_shared = json_is_true(json_object_get(j, "cache_shared"));
+    p->cache_trust_self = json_is_true(json_object_get(j, "cache_trust_self"));
     ok = ok && strv_back(json_object_get(j, "ref_outputs"), &p->ref_outputs, &p->n_ref_outputs);
     p->ref_stream = oq_json_path_dup(j, "ref_stream", &ok);
     const json_t *fd = json_object_get(j, "ref_stream_fd");
@@ -949,6 +951,7 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
     if (r->cost.recorded) json_object_set_new(j, "cost", cost_json(&r->cost));
     if (r->evidence_json) json_object_set_new(j, "evidence", json_loads(r->evidence_json, 0, NULL));
     if (r->saved_by) json_object_set_new(j, "saved_by", json_loads(r->saved_by, 0, NULL));
+    if (r->cache_writers) json_object_set_new(j, "cache_writers", json_loads(r->cache_writers, 0, NULL));
     if (r->dispatch.recorded) json_object_set_new(j, "dispatch", dispatch_json(&r->dispatch));
     if (r->placement.recorded) json_object_set_new(j, "placement", placement_json(&r->placement));
     json_object_set_new(j, "status", json_string(oq_verdict_name(r->status)));
@@ -1041,6 +1044,9 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
         ok = 0;
     if (json_object_get(j, "saved_by") &&
         !(r->saved_by = json_dumps(json_object_get(j, "saved_by"), JSON_COMPACT | JSON_PRESERVE_ORDER)))
+        ok = 0;
+    if (json_object_get(j, "cache_writers") &&
+        !(r->cache_writers = json_dumps(json_object_get(j, "cache_writers"), JSON_COMPACT | JSON_PRESERVE_ORDER)))
         ok = 0;
     ok = ok && dispatch_back(json_object_get(j, "dispatch"), &r->dispatch) &&
          placement_back(json_object_get(j, "placement"), &r->placement) &&
@@ -1415,6 +1421,7 @@ static json_t *cache_json(const oq_validate_summary *s)
     if (!s->cache_dir) set_str(j, "off", s->cache_off);
     if (s->cache_shared) json_object_set_new(j, "shared", json_true()); /* a per-user cache's record as it was */
     if (s->cache_shared) set_str(j, "group", s->cache_group);
+    if (s->cache_shared) set_str(j, "trust", s->cache_shared == OQ_CACHE_TRUST_SELF ? "self" : "group");
     return j;
 }
 
@@ -1680,6 +1687,8 @@ static oq_status summary_back(const json_t *j, oq_validate_summary *s, oq_err *e
     s->cache_dir = dup_of(cache, "dir", &ok);
     s->cache_off = dup_of(cache, "off", &ok);
     s->cache_shared = json_is_true(json_object_get(cache, "shared"));
+    const char *trust = json_string_value(json_object_get(cache, "trust"));
+    if (s->cache_shared && trust && !strcmp(trust, "self")) s->cache_shared = OQ_CACHE_TRUST_SELF;
     s->cache_group = dup_of(cache, "group", &ok);
     s->verdict_reason = dup_of(j, "verdict_reason", &ok);
     ok = ok && strv_back(json_object_get(j, "requirements"), &s->requirements, &s->n_requirements);

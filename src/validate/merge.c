@@ -706,6 +706,21 @@ static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
     return !why->reason || (*reason = strdup(why->reason)) != NULL;
 }
 
+/* Every shard's cache writers, one after another (each shard drew and checked its own). */
+static int merge_cache_writers(oq_config_result *out, const oq_config_result *f)
+{
+    if (!f->cache_writers) return 1;
+    json_t *a = out->cache_writers ? json_loads(out->cache_writers, 0, NULL) : json_array();
+    json_t *b = json_loads(f->cache_writers, 0, NULL);
+    char *text = a && b && !json_array_extend(a, b) ? json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(a);
+    json_decref(b);
+    if (!text) return 0;
+    free(out->cache_writers);
+    out->cache_writers = text;
+    return 1;
+}
+
 /* Configuration k from the n shards that reported it, into `out` (moved from the shards). */
 static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, const char *records,
                               oq_config_result *out, oq_err *err)
@@ -731,7 +746,8 @@ static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, 
     for (size_t i = 1; ok && i < n; i++) {
         oq_config_result *f = e[i].r;
         ok = merge_outputs(out, f) && merge_dispatch(&out->dispatch, &f->dispatch) &&
-             merge_placement(&out->placement, &f->placement) && merge_cache_ignored(out, f);
+             merge_placement(&out->placement, &f->placement) && merge_cache_ignored(out, f) &&
+             merge_cache_writers(out, f);
         merge_costs(out, f);
         /* a shard whose check failed never reran with MATH forced: another's rerun stands */
         if (f->teeth.ran && (!out->teeth.ran || (!f->teeth.proved && out->teeth.proved))) {

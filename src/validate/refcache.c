@@ -19,6 +19,7 @@
  * a reader refuses another file in its place, or the same changed. */
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -56,6 +57,14 @@ static void group_name(gid_t gid, char *name, size_t n)
     char buf[4096];
     if (getgrgid_r(gid, &gr, buf, sizeof buf, &found) == 0 && found) snprintf(name, n, "%s", gr.gr_name);
     else snprintf(name, n, "%u", (unsigned)gid);
+}
+
+void oq_user_name(unsigned uid, char *name, size_t n)
+{
+    struct passwd pw, *found = NULL;
+    char buf[4096];
+    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &found) == 0 && found) snprintf(name, n, "%s", pw.pw_name);
+    else snprintf(name, n, "%u", uid);
 }
 
 /* A group's shared cache, as its administrator made it: it is never made or changed here, and
@@ -168,6 +177,7 @@ oq_status oq_refcache_open(const oq_validate_plan *p, oq_refcache *c, oq_err *er
     oq_status st = oq_refcache_dir_ready(c->dir, p->cache_shared, NULL, err); /* checked (and said) by the run first */
     if (st) return st;
     c->shared = p->cache_shared;
+    c->own_only = !p->cache_shared || p->cache_trust_self;
     c->key_text = cache_key_text(p, err);
     if (!c->key_text) return err->status;
     c->outputs = p->ref_outputs;
@@ -410,6 +420,21 @@ static void outputs_mismatch(const oq_refcache *c, const batch_key *k, const cha
     snprintf(why, wn, "%s.npz: content does not match the SHA-256 its record gives (corrupt, or edited)", k->hex);
 }
 
+/* Both files of the entry are this user's: another user's content is not trusted, even where it
+ * agrees with its record (the record's SHA-256 is its writer's own). */
+static int owned(const oq_refcache *c, const batch_key *k, const oq_file_id *rec, const oq_file_id *out, char *why,
+                 size_t wn)
+{
+    const oq_file_id *other = out->uid != geteuid() ? out : rec->uid != geteuid() ? rec : NULL;
+    if (!other) return 1;
+    char user[64];
+    oq_user_name(other->uid, user, sizeof user);
+    snprintf(why, wn, "%s.%s: %s by uid %u (%s), not you%s", k->hex, other == out ? "npz" : "json",
+             c->shared ? "written" : "owned", (unsigned)other->uid, user,
+             c->shared ? ": only your own entries are trusted" : "");
+    return 0;
+}
+
 /* The entry's outputs file read and checked into hit (its name, bytes and identity); hit->npz
  * stays NULL on a miss (no record) or a bad entry (why says what is wrong: a file that cannot
  * be read as the reason it cannot). */
@@ -426,12 +451,15 @@ static void entry_read(const oq_refcache *c, const batch_key *k, int64_t batch, 
     json_t *rec = NULL;
     oq_npz *z = NULL;
     oq_err re = {0};
-    if (oq_read_own_file_id(path, &text, &tn, NULL, &re))
+    oq_file_id jid;
+    if (oq_read_own_file_id(path, &text, &tn, &jid, &re))
         snprintf(why, wn, "%s", re.msg);
     else if (!record_sha((const char *)text, tn, file_sha, &rec))
         snprintf(why, wn, "%s.json: not a cache record", k->hex);
     else if (snprintf(path, pn, "%s/%s.npz", c->dir, k->hex), oq_read_own_file_id(path, &buf, &n, &hit->id, &re))
         snprintf(why, wn, "%s", re.msg);
+    else if (c->own_only && !owned(c, k, &jid, &hit->id, why, wn))
+        ;
     else if (oq_sha256_buf(buf, n, sha), strcmp(sha, file_sha))
         outputs_mismatch(c, k, (const char *)text, tn, &rec, why, wn);
     else if (oq_npz_parse(buf, n, path, &z, &re))
@@ -473,6 +501,15 @@ static mode_t entry_mode(const oq_refcache *c)
     return c->shared ? S_IRUSR | S_IRGRP : 0;
 }
 
+/* A per-user cache's file of another user is removed before its replacement is put in place
+ * (the folder is this user's: a rename there is safe); one kept with the same bytes would stay
+ * another's, ignored on every run. */
+static void drop_foreign(const oq_refcache *c, const char *path)
+{
+    struct stat sb;
+    if (!c->shared && lstat(path, &sb) == 0 && sb.st_uid != geteuid()) unlink(path);
+}
+
 oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const unsigned char *npz, size_t n,
                           oq_err *err)
 {
@@ -486,6 +523,7 @@ oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const
     if (!st) {
         oq_sha256_buf(npz, n, sha);
         snprintf(path, sizeof path, "%s/%s.npz", c->dir, k.hex);
+        drop_foreign(c, path);
         st = oq_install_file_nosync(path, npz, n, entry_mode(c), err); /* verified by SHA-256 on read */
     }
     json_t *rec = st ? NULL
@@ -494,6 +532,7 @@ oq_status oq_refcache_put(const oq_refcache *c, const char inputs_sha[65], const
     char *text = rec ? json_dumps(rec, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
     if (!st && !text) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     snprintf(path, sizeof path, "%s/%s.json", c->dir, k.hex);
+    if (!st) drop_foreign(c, path);
     if (!st) st = oq_install_file_nosync(path, text, strlen(text), entry_mode(c), err);
     free(text);
     json_decref(rec);

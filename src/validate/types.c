@@ -193,6 +193,7 @@ void oq_config_result_clear(oq_config_result *r)
     oq_ep_devices_free(r->ep_devices, r->n_ep_devices);
     free(r->evidence_json);
     free(r->saved_by);
+    free(r->cache_writers);
     oq_dispatch_result_clear(&r->dispatch);
     placement_result_clear(&r->placement);
     free(r->teeth.error);

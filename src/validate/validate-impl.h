@@ -105,6 +105,7 @@ typedef struct oq_validate_plan {
     char *cache_dir;                 /* the reference's outputs cached there (refcache.c); NULL:
                                         no cache */
     int cache_shared;                /* cache_dir is a group's (opts.cache_shared) */
+    int cache_trust_self;            /* ... of which only this user's entries are used */
     size_t n_ref_outputs;            /* with cache_dir: the C reference's outputs by name, each
                                         float64, which a cache entry must hold, no other */
     char **ref_outputs;
@@ -341,6 +342,8 @@ int32_t oq_ref_model_seq_axis(int32_t ndim);
 typedef struct oq_refcache {
     int enabled;
     int shared;                      /* a group's: entries stored group-readable */
+    int own_only;                    /* only this user's entries are used (per user, or a group's
+                                        with cache_trust_self): another's is a bad entry */
     char dir[4096];
     char *key_text;                  /* the key text but for the batch's inputs line */
     size_t n_outputs;                /* the plan's ref_outputs (borrowed): an entry holds these */
@@ -365,6 +368,8 @@ typedef struct oq_refcache_dir {
  * absent, when its group is none of this process's (getegid, getgroups), when the group cannot
  * read, write and enter it, or when others can write to it. `d` may be NULL. */
 oq_status oq_refcache_dir_ready(const char *dir, int shared, oq_refcache_dir *d, oq_err *err);
+/* The user's name, else the number. */
+void oq_user_name(unsigned uid, char *name, size_t n);
 /* The batch's KEY: the SHA-256 of its key text, the reference's and then `inputs_sha`, the
  * SHA-256 of the batch's inputs file as the worker read it (hashed once, from the bytes it
  * parses). The calls below take the same `inputs_sha`. */
@@ -381,7 +386,7 @@ typedef struct oq_refcache_hit {
     unsigned char *npz; /* NULL: a miss or a bad entry */
     size_t n;
     char path[4200];    /* the file they were read from ... */
-    oq_file_id id;      /* ... and which file it was */
+    oq_file_id id;      /* ... and which file it was (id.uid: who wrote them) */
     char key[65];       /* the entry's KEY, and why it was bad ("": it was not) */
     char why[1200];
 } oq_refcache_hit;

@@ -291,6 +291,7 @@ static oq_status make_plan(const run_ctx *c, const oq_config *cfg, int is_ref, c
              (!is_ref || o->repeat_reference || copy_str(&p->cache_dir, o->cache_dir)) && /* timed: it runs */
              (!p->cache_dir || ref_outputs(c, p));
     p->cache_shared = p->cache_dir && o->cache_shared;
+    p->cache_trust_self = p->cache_shared && o->cache_shared == OQ_CACHE_TRUST_SELF;
     if (!ok) {
         oq_validate_plan_clear(p);
         return st ? st : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -1767,7 +1768,7 @@ static oq_status note_cache(run_ctx *c, oq_err *err)
                       : !o->cache_dir ? (o->cache_off ? o->cache_off : "no cache directory given")
                                       : NULL;
     if (off && c_ref && !o->repeat_reference && !o->shard.prepare) progress(o, "reference cache: off (%s)", off);
-    c->s->cache_shared = !off && o->cache_shared;
+    c->s->cache_shared = off ? 0 : o->cache_shared; /* whose entries it trusts, too */
     char **field = off ? &c->s->cache_off : &c->s->cache_dir;
     return (*field = strdup(off ? off : o->cache_dir)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }

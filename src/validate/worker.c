@@ -1,9 +1,13 @@
 /* The worker: one configuration over every batch of a plan, reported as an oq_config_result. */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "compare/compare-impl.h"
 #include "evidence/evidence-impl.h"
@@ -20,6 +24,17 @@
 #include "ortqual/stats.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
+
+/* Another member who wrote entries of a group's shared cache this run would use: its content
+ * agrees with its record, whose SHA-256 is the writer's own, so only recomputing proves it. */
+typedef struct cache_writer {
+    unsigned uid;
+    char user[64];
+    size_t seen, used;  /* its entries among the plan's batches; those used */
+    oq_plan_batch pick; /* the one spot-checked, drawn uniformly among them */
+    int trusted;        /* that batch recomputed here is its entry, bit for bit */
+    char check[400];    /* "identical", else why none of its entries is used */
+} cache_writer;
 
 typedef struct worker {
     const oq_validate_plan *plan;
@@ -49,6 +64,9 @@ typedef struct worker {
     oq_tensor **probe;          /* the first batch's inputs, for the profiled session */
     size_t n_probe;
     char ort_sha256[65];        /* the loaded ORT library's, for saved outputs ("": not yet hashed) */
+    cache_writer *writers;      /* a shared cache trusted by group: the other members who wrote */
+    size_t n_writers;
+    uint64_t seed, rng;         /* the spot checks' draw: seeded per run (pid, time), recorded */
 } worker;
 
 /* The batch's mask: its lengths (malloc'ed) and shape; no mask member, no lengths. */
@@ -391,11 +409,43 @@ typedef struct cache_hit {
     char warning[1400];
 } cache_hit;
 
+static cache_writer *writer_find(worker *w, unsigned uid)
+{
+    for (size_t i = 0; i < w->n_writers; i++)
+        if (w->writers[i].uid == uid) return &w->writers[i];
+    return NULL;
+}
+
+/* Another member's entry of a group's cache is used only when its writer's spot check found
+ * its batch identical; else it is a bad entry, recomputed. */
+static void trust_filter(worker *w, cache_hit *h)
+{
+    oq_refcache_hit *e = &h->e;
+    if (!e->npz || !w->cache.shared || w->cache.own_only || e->id.uid == geteuid()) return;
+    cache_writer *v = writer_find(w, e->id.uid);
+    if (v && v->trusted) {
+        v->used++;
+        return;
+    }
+    char user[64];
+    oq_user_name(e->id.uid, user, sizeof user);
+    if (v)
+        snprintf(e->why, sizeof e->why, "%s.npz: written by uid %u (%s), whose spot-checked %s", e->key,
+                 (unsigned)e->id.uid, user, v->check);
+    else
+        snprintf(e->why, sizeof e->why, "%s.npz: written by uid %u (%s) after this run's spot checks: not checked",
+                 e->key, (unsigned)e->id.uid, user);
+    snprintf(h->warning, sizeof h->warning, "reference cache entry %s ignored and recomputed: %s", e->key, e->why);
+    free(e->npz);
+    e->npz = NULL;
+}
+
 /* The entry's outputs passed on as computed ones, by the name of the file verified (the others
  * read it themselves); h emptied. */
 static oq_status cache_use(worker *w, const oq_plan_batch *pb, const batch_mask *bm, cache_hit *h,
                            oq_batch_result *b, oq_err *err)
 {
+    trust_filter(w, h);
     const oq_refcache_hit *e = &h->e;
     oq_status st = e->npz ? pass_on(w, pb, bm, e->npz, e->n, e, err) : OQ_OK;
     b->reference_cached = e->npz && !st;
@@ -463,6 +513,7 @@ static oq_status keep_outputs(worker *w, const oq_plan_batch *pb, const batch_ma
 }
 
 static oq_status open_reference(worker *w, oq_err *err);
+static void plan_batch_clear(oq_plan_batch *pb);
 static oq_status keep_probe(worker *w, oq_tensor *const *in, size_t n_in, oq_err *err);
 
 /* Runs the batch (the C reference opened on its first miss) and saves what the run keeps. */
@@ -761,6 +812,8 @@ static void worker_clear(worker *w)
     oq_tolerances_free(w->tols);
     oq_model_file_clear(&w->model);
     oq_refcache_close(&w->cache);
+    for (size_t i = 0; i < w->n_writers; i++) plan_batch_clear(&w->writers[i].pick);
+    free(w->writers);
     oq_refstream_close(&w->refs, NULL);
     if (w->records) fclose(w->records);
     free(w->cmp);
@@ -830,6 +883,150 @@ static int plan_batch_copy(oq_plan_batch *to, const oq_plan_batch *from)
              (to->source || !from->source);
     if (!ok) plan_batch_clear(to);
     return ok;
+}
+
+/* ---- a group's cache: other members' entries spot-checked ------------------------------ */
+
+static uint64_t next_draw(worker *w) /* splitmix64 */
+{
+    uint64_t z = (w->rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static cache_writer *writer_add(worker *w, unsigned uid)
+{
+    cache_writer *v = realloc(w->writers, (w->n_writers + 1) * sizeof *v);
+    if (!v) return NULL;
+    w->writers = v;
+    v += w->n_writers++;
+    *v = (cache_writer){.uid = uid};
+    oq_user_name(uid, v->user, sizeof v->user);
+    return v;
+}
+
+/* A batch whose entry another member wrote: its writer's count, and the pick drawn uniformly
+ * among them as they come (reservoir sampling: the k-th replaces it with chance 1/k). */
+static oq_status writer_seen(void *ctx, const oq_plan_batch *pb, size_t i, oq_err *err)
+{
+    worker *w = ctx;
+    char sha[65], key[65], path[4200];
+    struct stat sb;
+    (void)i;
+    if (pb->sha256) snprintf(sha, sizeof sha, "%s", pb->sha256);
+    else if (oq_sha256_file(pb->inputs, sha, err)) return err->status;
+    oq_refcache_key(&w->cache, sha, key);
+    snprintf(path, sizeof path, "%s/%s.npz", w->cache.dir, key);
+    if (lstat(path, &sb) != 0 || sb.st_uid == geteuid()) return OQ_OK;
+    cache_writer *v = writer_find(w, (unsigned)sb.st_uid);
+    if (!v && !(v = writer_add(w, (unsigned)sb.st_uid))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (next_draw(w) % ++v->seen) return OQ_OK;
+    /* drawn: an entry that does not verify is ignored anyway, so it is not among those drawn
+     * from (a writer with a corrupt one would lose the rest) */
+    oq_refcache_hit hit = {0};
+    char warning[1400];
+    oq_refcache_get(&w->cache, sha, pb->batch_size, &hit, warning, sizeof warning);
+    int verified = hit.npz != NULL;
+    free(hit.npz);
+    if (!verified) return v->seen--, OQ_OK;
+    oq_plan_batch with_sha = *pb;
+    with_sha.sha256 = sha;
+    plan_batch_clear(&v->pick);
+    return plan_batch_copy(&v->pick, &with_sha) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
+/* The recomputed outputs against the entry's: the same tensors, bit for bit (the reference is
+ * bit-identical on one build, whatever its threads). NULL: identical; else the first that is not. */
+static const char *outputs_differ(const oq_npz *z, oq_tensor *const *out, size_t n_out)
+{
+    if (z->count != n_out) return "its outputs";
+    for (size_t i = 0; i < n_out; i++) {
+        const oq_tensor *t = oq_npz_get(z, out[i]->name);
+        if (!t || t->dtype != out[i]->dtype || t->ndim != out[i]->ndim ||
+            memcmp(t->shape, out[i]->shape, (size_t)t->ndim * sizeof *t->shape) ||
+            memcmp(t->data, out[i]->data, oq_tensor_nbytes(t)))
+            return out[i]->name;
+    }
+    return NULL;
+}
+
+/* The writer's picked entry against its batch recomputed here: trusted when identical. */
+static void writer_judge(cache_writer *v, const oq_refcache_hit *e, oq_tensor *const *out, size_t n_out)
+{
+    oq_npz *z = NULL;
+    const char *differs = NULL;
+    int64_t k = v->pick.index;
+    if (!e->npz) snprintf(v->check, sizeof v->check, "batch %lld could not be checked: %.300s", (long long)k, e->why);
+    else if (e->id.uid != v->uid) snprintf(v->check, sizeof v->check, "batch %lld was rewritten since", (long long)k);
+    else if (oq_npz_parse(e->npz, e->n, e->path, &z, NULL))
+        snprintf(v->check, sizeof v->check, "batch %lld could not be read back", (long long)k);
+    else if ((differs = outputs_differ(z, out, n_out)))
+        snprintf(v->check, sizeof v->check, "batch %lld, recomputed here, differs from its entry (output %s)",
+                 (long long)k, differs);
+    else v->trusted = snprintf(v->check, sizeof v->check, "identical") > 0;
+    oq_npz_free(z);
+}
+
+/* One writer's picked batch recomputed and compared with its entry. */
+static oq_status spot_check(worker *w, cache_writer *v, oq_err *err)
+{
+    if (!v->pick.inputs) /* none of its entries verifies: none is used */
+        return snprintf(v->check, sizeof v->check, "entries: none could be read"), OQ_OK;
+    oq_tensor **in = NULL, **out = NULL;
+    size_t n_in = 0, n_out = 0;
+    batch_mask bm = {0};
+    oq_refcache_hit hit = {0};
+    char warning[1400];
+    double secs;
+    oq_status st = load_inputs(w, v->pick.inputs, &in, &n_in, &bm, err);
+    if (!st) oq_refcache_get(&w->cache, bm.inputs_sha, bm.batch, &hit, warning, sizeof warning);
+    if (!st && !w->ref) st = open_reference(w, err);
+    if (!st) st = run_once(w, in, n_in, &out, &n_out, &secs, err);
+    if (!st) writer_judge(v, &hit, out, n_out);
+    if (!st && !v->trusted) {
+        char said[700];
+        snprintf(said, sizeof said, "reference cache: every entry written by uid %u (%s) ignored and recomputed: its "
+                 "spot-checked %s", v->uid, v->user, v->check);
+        cache_warning(w, said);
+    }
+    free(hit.npz);
+    oq_tensors_free(in, n_in);
+    oq_tensors_free(out, n_out);
+    free(bm.lengths);
+    free(bm.events);
+    return st;
+}
+
+/* Before any batch: who else wrote the entries this run would use, and one batch of each
+ * recomputed. The draw is seeded by the run (process and time), so no writer can tell which of
+ * its entries will be checked; the seed is recorded. */
+static oq_status trust_writers(worker *w, oq_err *err)
+{
+    if (!w->cache.enabled || !w->cache.shared || w->cache.own_only) return OQ_OK;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    w->seed = w->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec * 1000000000ULL ^ (uint64_t)ts.tv_nsec;
+    oq_status st = oq_plan_batches_each(w->plan, writer_seen, w, err);
+    for (size_t i = 0; !st && i < w->n_writers; i++) st = spot_check(w, &w->writers[i], err);
+    return st;
+}
+
+/* The writers for summary.json (JSON text): who, how many of their entries were used, the batch
+ * checked, what it showed and the draw's seed. */
+static void writers_result(worker *w)
+{
+    json_t *a = w->n_writers ? json_array() : NULL;
+    char seed[17];
+    snprintf(seed, sizeof seed, "%016llx", (unsigned long long)w->seed);
+    for (size_t i = 0; a && i < w->n_writers; i++) {
+        const cache_writer *v = &w->writers[i];
+        json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:{s:I, s:s, s:s}}", "user", v->user, "uid",
+                                           (json_int_t)v->uid, "entries", (json_int_t)v->used, "spot_check", "batch",
+                                           (json_int_t)(v->pick.inputs ? v->pick.index : -1), "result", v->check, "seed", seed));
+    }
+    w->r->cache_writers = a ? json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(a);
 }
 
 typedef struct batch_hook {
@@ -958,8 +1155,10 @@ static oq_status worker_run(const char *plan_path, oq_batch_hook_fn on_batch, vo
     if (!st && w.cache.enabled) r.threads = oq_ref_model_threads_of(&plan); /* also when every batch is cached */
     /* a cached reference opens on its first miss: its weights need not be read at all */
     if (!st) st = oq_config_uses_ort(&plan.config) ? open_session(&w, &e) : w.cache.enabled ? OQ_OK : open_reference(&w, &e);
+    if (!st) st = trust_writers(&w, &e);
     batch_hook hook = {&w, on_batch, ctx, NULL};
     if (!st) st = run_batches(&w, &hook, &e);
+    writers_result(&w);
     if (!st && plan.model) st = oq_model_file_unchanged(&w.model, plan.model_sha256, &e); /* ORT may map them */
     oq_status closed = oq_refstream_close(&w.refs, st ? NULL : &e); /* the reference's last writes */
     if (!st) st = closed;

@@ -27,7 +27,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["verdict"] == "passed", s["verdict"]
 rc = s["reference_cache"]
-assert rc == {"dir": sys.argv[3], "shared": True, "group": sys.argv[4]}, rc
+assert rc == {"dir": sys.argv[3], "shared": True, "group": sys.argv[4], "trust": "group"}, rc
 ref = s["configs"][0]
 got = sum(1 for b in ref["batches"] if b.get("reference_cached"))
 assert got == int(sys.argv[2]), (got, sys.argv[2])
@@ -146,8 +146,16 @@ ign=$(summary "$T/nb/m2" 2) || fail "summary.json of the member's run"
 [ "$(stat -c %U "$npz")" = nobody ] || fail "the member did not store its entry: $(stat -c %U "$npz")"
 entries_shared
 # the member's entry, read and verified by us; then one of the member's corrupt, ignored by us
-must 0 "reference: 3 of 3 batches from cache" "$T/m3.log" $ORTQUAL validate --outdir "$T/m3" "${small[@]}" \
-  --cache-dir "$S" --cache-shared
+must 0 "reference: 3 of 3 batches from cache, a cache shared by group $GN, 1 written by other members: nobody \(1\)" \
+  "$T/m3.log" $ORTQUAL validate --outdir "$T/m3" "${small[@]}" --cache-dir "$S" --cache-shared
+grep -q "spot check of nobody's entries: batch [0-2] recomputed: identical" "$T/m3.log" ||
+  fail "the member's entry was used without its spot check: $(grep -i spot "$T/m3.log")"
+$PY - "$T/m3/summary.json" <<'PY' || fail "summary.json does not name the member's entry"
+import json, sys
+w = json.load(open(sys.argv[1]))["configs"][0]["cache_writers"]
+assert len(w) == 1 and w[0]["user"] == "nobody" and w[0]["entries"] == 1, w
+assert w[0]["spot_check"]["result"] == "identical" and len(w[0]["spot_check"]["seed"]) == 16, w
+PY
 printf 'XXXX' | dd of="$npz" bs=1 seek=200 conv=notrunc status=none
 must 0 "ignored and recomputed: .*corrupt" "$T/m4.log" $ORTQUAL validate --outdir "$T/m4" "${small[@]}" \
   --cache-dir "$S" --cache-shared
@@ -165,3 +173,76 @@ wait $p1 || fail "our concurrent run: $(tail -3 "$T/p1.log")"
 must 0 "reference: 3 of 3 batches from cache" "$T/p3.log" member validate --outdir "$T/nb/p3" "${small[@]}" \
   --cache-dir "$S2" --cache-shared
 ! grep -q "ignored" "$T/p3.log" || fail "concurrent members left a bad entry: $(grep ignored "$T/p3.log")"
+
+# A false green the group's content check alone let through: a member plants, under our keys, a
+# reference of other weights whose records it rewrote (self-consistent); the wrong model must
+# still FAIL. wrong.onnx is not the model of w1.npz: against the true reference it fails.
+F="$T/fg"
+install -d -m 755 "$F" && install -d -m 2770 -g "$G" "$F/shared" && install -d -o nobody "$T/nb/fg"
+$ORTQUAL export encoder --seed 1 --save-weights "$F/w1.npz" -o "$F/right.onnx" >/dev/null
+$ORTQUAL export encoder --seed 2 --save-weights "$F/w2.npz" -o "$F/wrong.onnx" >/dev/null
+chmod 644 "$F"/*.onnx "$F"/*.npz
+enc=(--configs ref:encoder:fp64,cpu:model:fp32 --num-events 4 --threads 1 --model "$F/wrong.onnx" --no-plots
+     --progress never)
+must 1 "verdict: FAILED" "$T/fg1.log" $ORTQUAL validate --outdir "$T/fg1" "${enc[@]}" --weights "$F/w1.npz" \
+  --cache-dir "$F/shared" --cache-shared
+member validate --outdir "$T/nb/fg/run" "${enc[@]}" --weights "$F/w2.npz" --cache-dir "$T/nb/fg/cache" \
+  >/dev/null 2>&1 || true
+# plant FROM INTO: INTO's entries replaced by FROM's outputs of the same inputs, sha256 rewritten
+plant() {
+  $PY - "$1" "$2" <<'PY'
+import glob, hashlib, json, os, sys
+def by_inputs(d):
+    return {json.load(open(r))["key"].strip().splitlines()[-1]: r[:-5] for r in glob.glob(d + "/*.json")}
+src, dst = by_inputs(sys.argv[1]), by_inputs(sys.argv[2])
+assert dst and set(dst) <= set(src), (sorted(src), sorted(dst))
+for inp, base in dst.items():
+    data = open(src[inp] + ".npz", "rb").read()
+    text = open(base + ".json").read()
+    text = text.replace(json.loads(text)["sha256"], hashlib.sha256(data).hexdigest())
+    for p, x in ((base + ".npz", data), (base + ".json", text.encode())):
+        os.unlink(p); open(p, "wb").write(x); os.chmod(p, 0o444)
+PY
+}
+setpriv --reuid=nobody --regid="$(id -g nobody)" --groups="$G" -- bash -c "$(declare -f plant); PY=$PY; plant \
+  '$T/nb/fg/cache' '$F/shared'" || fail "the member could not plant its entries"
+[ "$(stat -c %U "$(ls "$F"/shared/*.npz | head -1)")" = nobody ] || fail "the planted entries are not the member's"
+# trusted by group: the member's batch spot-checked differs, so none of its entries is used
+must 1 "spot check of nobody's entries: batch [01] recomputed: batch [01], recomputed here, differs from its entry" \
+  "$T/fg2.log" $ORTQUAL validate --outdir "$T/fg2" "${enc[@]}" --weights "$F/w1.npz" --cache-dir "$F/shared" \
+  --cache-shared
+grep -q "warning: reference cache: every entry written by uid [0-9]* (nobody) ignored and recomputed" "$T/fg2.log" ||
+  fail "no warning that the member's entries were ignored: $(grep warning "$T/fg2.log")"
+grep -q "verdict: FAILED" "$T/fg2.log" || fail "a planted reference made a wrong model pass"
+$PY - "$T/fg2/summary.json" <<'PY' || fail "summary.json of the run with planted entries"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["verdict"] == "failed", s["verdict"]
+ref = s["configs"][0]
+assert not any(b.get("reference_cached") for b in ref["batches"]), "a planted entry was used"
+ign = ref["cache_ignored"]
+assert len(ign) == 2 and all("(nobody), whose spot-checked batch" in e["reason"] for e in ign), ign
+w = ref["cache_writers"]
+assert len(w) == 1 and w[0]["user"] == "nobody" and w[0]["entries"] == 0 and "differs" in w[0]["spot_check"]["result"], w
+PY
+# trusted by self: the member's entries are never used
+setpriv --reuid=nobody --regid="$(id -g nobody)" --groups="$G" -- bash -c "$(declare -f plant); PY=$PY; plant \
+  '$T/nb/fg/cache' '$F/shared'" || fail "the member could not plant its entries again"
+must 1 "written by uid [0-9]* \(nobody\), not you: only your own entries are trusted" "$T/fg3.log" $ORTQUAL validate \
+  --outdir "$T/fg3" "${enc[@]}" --weights "$F/w1.npz" --cache-dir "$F/shared" --cache-shared --cache-trust self
+grep -q "verdict: FAILED" "$T/fg3.log" || fail "--cache-trust self used a planted reference"
+must 2 "--cache-trust 'anyone': self or group" "$T/fg4.log" $ORTQUAL validate --outdir "$T/fg4" "${enc[@]}" \
+  --weights "$F/w1.npz" --cache-dir "$F/shared" --cache-shared --cache-trust anyone
+
+# a per-user cache whose folder was open to others: their files in it are never used, and are
+# replaced by ours (the folder made 0700 keeps the files another user planted while it was open)
+P="$F/mine"
+must 1 "verdict: FAILED" "$T/pu1.log" $ORTQUAL validate --outdir "$T/pu1" "${enc[@]}" --weights "$F/w1.npz" \
+  --cache-dir "$P"
+plant "$T/nb/fg/cache" "$P" && chown nobody "$P"/* && chmod 2775 "$P"
+must 1 "owned by uid [0-9]* \(nobody\), not you" "$T/pu2.log" $ORTQUAL validate --outdir "$T/pu2" "${enc[@]}" \
+  --weights "$F/w1.npz" --cache-dir "$P"
+grep -q "verdict: FAILED" "$T/pu2.log" || fail "another user's entries in a per-user cache made a wrong model pass"
+[ "$(stat -c %U "$P"/* | sort -u)" = "$(id -un)" ] || fail "another user's entries were not replaced: $(ls -l "$P")"
+must 1 "reference: 2 of 2 batches from cache" "$T/pu3.log" $ORTQUAL validate --outdir "$T/pu3" "${enc[@]}" \
+  --weights "$F/w1.npz" --cache-dir "$P"
