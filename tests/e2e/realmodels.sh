@@ -141,9 +141,14 @@ expect 0 "verdict: PASSED" "$Q" validate --model "$PM/tx_padmask_op18.onnx" --in
 if compared_all "$T/v_padmask/summary.json" out >/dev/null &&
    [ "$(json "$T/v_padmask/summary.json" 'd["configs"][1]["batches"][0]["outputs"][0]["padding"]["checked"]')" = True ]; then
     ok "tx_padmask: out compared with PyTorch's, padding judged"; else bad "tx_padmask: $(compared_all "$T/v_padmask/summary.json" out 2>&1 | tail -1)"; fi
+# without --mask-polarity the graph's polarity is taken (the graph reads the mask through a Not;
+# the thirtieth session's polarity): it passes, and says so; --mask-polarity keep is refused
+expect 0 "mask: input 'src_key_padding_mask' read with 1 = padding, as the graph reads it" \
+    "$Q" validate --model "$PM/tx_padmask_op18.onnx" --inputs "$PM/io.npz" --configs expected,cpu:model:fp32 \
+    --outdir "$T/v_padmask_graph" "${V[@]}"
 expect 2 "tx_padmask/io.npz: mask 'src_key_padding_mask': event 0: left padding: .*--mask-polarity pad" \
     "$Q" validate --model "$PM/tx_padmask_op18.onnx" --inputs "$PM/io.npz" --configs expected,cpu:model:fp32 \
-    --outdir "$T/v_padmask_keep" "${V[@]}"
+    --mask-polarity keep --outdir "$T/v_padmask_keep" "${V[@]}"
 expect 0 "verdict: PASSED \(1 passed" "$Q" replay --model "$PM/tx_padmask_op18.onnx" --inputs "$PM/inputs_*.npz" \
     --expected "$PM/outputs_*.npz" --mask-polarity pad --ep cpu --repeat 1 --outdir "$T/r_padmask" --force
 
