@@ -36,9 +36,8 @@ typedef struct merge_ctx {
     oq_validate_summary *s;      /* the merged summary */
     oq_tolerances **tols;        /* per configuration of the plan: what its worker judged its outputs
                                     by (NULL: the reference, which judges none) ... */
-    oq_tolerance *preset;        /* ... and the preset under them (oq_config_tolerances), and
-                                    the padding rule of its masked outputs (OQ_PADDING_*) */
-    int *padding;
+    oq_tolerance *preset;        /* ... and the preset under them (oq_config_tolerances) */
+    int *padding;                /* per configuration: its padding rule (OQ_PADDING_*) */
     oq_compare_result *scratch;  /* an output that said it passed, judged again */
 } merge_ctx;
 
@@ -485,15 +484,15 @@ static int counts_hold(const merge_ctx *m, int64_t i, const oq_compare_result *r
     return 0;
 }
 
-/* A batch's max_abs (o's, to 10 digits) within the bound its output is judged by over every
- * batch (the bound at the largest |ref|) and within that output's max_abs (the largest of
- * its batches), each as a record would hold it: a record over either says an element failed,
- * or that the output's maximum left its batch out. */
 static double as_recorded(const oq_batch_output *o, double v)
 {
     return o->exact ? v : oq_batch_real_kept(v); /* an exact output's |d| is written in every digit */
 }
 
+/* A batch's max_abs (o's, to 10 digits) within the bound its output is judged by over every
+ * batch (the bound at the largest |ref|) and within that output's max_abs (the largest of
+ * its batches), each as a record would hold it: a record over either says an element failed,
+ * or that the output's maximum left its batch out. */
 static int max_abs_holds(const oq_batch_output *o, const oq_compare_result *all, char *why, size_t n)
 {
     double bound = o->tol.atol + o->tol.rtol * all->max_abs_ref;
@@ -865,8 +864,8 @@ static int held(const merge_ctx *m, const oq_shard_problem *p, size_t k)
 }
 
 /* "incomplete: shard 2 (missing) did not report"; of several, "shards 0, 1, 2 (missing)" where
- * they share their state, else "shards 1 (failed), 3 (unfinished)": however many are missing,
- * every shard is named (a fixed buffer cut the list short). */
+ * they share their state, else "shards 1 (failed), 3 (unfinished)": every one, however many
+ * (a fixed buffer of 256 bytes cut the list short). */
 static void mark_incomplete(const merge_ctx *m, oq_config_result *r, size_t k)
 {
     const oq_merge_info *mi = &m->s->merged;
@@ -937,7 +936,10 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
         }
         /* judged on what the shards reported: a missing shard is reported as such, not as a
          * reference that did not pass */
-        if (k == 0) ref_ok = n && r->status == OQ_VERDICT_REFERENCE, ref_reported = n > 0;
+        if (k == 0) {
+            ref_ok = n && r->status == OQ_VERDICT_REFERENCE;
+            ref_reported = n > 0;
+        }
         /* a reference no shard reported did not fail to run: its shards did not report, and the
          * configurations under test are incomplete as with one shard missing, not `not-run` */
         if (k > 0 && !ref_ok && ref_reported) not_run(r);

@@ -287,8 +287,8 @@ typedef struct oq_worst_events {
  * ev: its worst elements' events (NULL: none known). */
 void oq_batch_output_of(const oq_compare_result *r, const oq_worst_events *ev, oq_batch_output *o);
 /* What oq_compare_judge_numbers reads of a batch's record, with its element counts and padding
- * rule, back in a comparison record (the rest zero; max_abs too, written to 10 digits):
- * oq_batch_output_of's inverse for judging a record again (merge). */
+ * rule, back in a comparison record (the rest zero, max_abs too: written to 10 digits, it is
+ * judged apart): oq_batch_output_of's inverse for judging a record again (merge). */
 void oq_batch_output_counts(const oq_batch_output *o, oq_compare_result *r);
 /* v as a batch record holds a float output's metric: to 10 significant digits, read back
  * (record.c). Monotone, so a value no larger than another is recorded no larger. */
