@@ -5,6 +5,8 @@
  * drift from an unsharded one. A shard that did not report makes the verdict fail. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +27,17 @@ typedef struct merge_ctx {
                                     records spilled to a file (NULL: none) */
     size_t *n_records;
     char **merged;               /* per configuration of the merge: its records' file */
-    oq_batch_brief *brief;       /* every batch's index, valid size and source (validate.csv's rows) */
+    oq_batch_brief *brief;       /* every batch's index, valid size and source (validate.csv's
+                                    rows; a batch record's counts judged) ... */
+    int64_t *positions;          /* ... and its events x padded length */
+    size_t n_brief;              /* (as they are read) */
     char work[4096];             /* where those files are (removed after) */
     oq_slurm_ids jobs;           /* what `ortqual slurm` submitted (array "" when nothing) */
     oq_validate_summary *s;      /* the merged summary */
     oq_tolerances **tols;        /* per configuration of the plan: what its worker judged its outputs
                                     by (NULL: the reference, which judges none) ... */
     oq_tolerance *preset;        /* ... and the preset under them (oq_config_tolerances) */
+    int *padding;                /* per configuration: its padding rule (OQ_PADDING_*) */
     oq_compare_result *scratch;  /* an output that said it passed, judged again */
 } merge_ctx;
 
@@ -104,9 +110,33 @@ static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
     return add_problem(m, i, OQ_SHARD_MISSING, err, "never started: no %s%s", dir, hint);
 }
 
+static const char *padding_rule_name(int rule)
+{
+    return rule == OQ_PADDING_REPORT ? "report" : rule == OQ_PADDING_AS_REFERENCE ? "as-reference" : "zero";
+}
+
+/* Was r's padding judged as the plan's rule judges it? A batch's is checked under `zero`, under
+ * `as-reference` where the reference's padding is zero, never under `report`; an output over
+ * every batch (`whole`) is checked where any batch was: under `zero` always, under `report`
+ * never. A record whose padding went unjudged passes non-zero padding unseen. */
+static int padding_holds(int rule, const oq_compare_result *r, int whole, char *why, size_t n)
+{
+    int want = rule == OQ_PADDING_ZERO || (rule == OQ_PADDING_AS_REFERENCE && r->ref_pad_nonzero == 0);
+    if (r->padding_rule != rule)
+        snprintf(why, n, "was compared under padding rule '%s', not the plan's '%s'", padding_rule_name(r->padding_rule),
+                 padding_rule_name(rule));
+    else if (r->padding_checked != want && (!whole || rule != OQ_PADDING_AS_REFERENCE))
+        snprintf(why, n, "has padding.checked %s, where the plan's padding rule '%s' gives %s",
+                 r->padding_checked ? "true" : "false", padding_rule_name(rule), want ? "true" : "false");
+    else
+        return 1;
+    return 0;
+}
+
 /* An output that said it passed (in m->scratch), judged again as its worker judged it: at the
- * plan's tolerance, by its numbers (oq_compare_judge_numbers) and, over all of the shard's
- * batches (`whole`), as a tolerance that cannot fail. 1 when it passes; else 0 and why not. */
+ * plan's tolerance and padding rule, by its numbers (oq_compare_judge_numbers) and, over all of
+ * the shard's batches (`whole`), as a tolerance that cannot fail. 1 when it passes; else 0 and
+ * why not. */
 static int judged_again(const merge_ctx *m, size_t k, int whole, char *why, size_t n)
 {
     oq_compare_result *r = m->scratch;
@@ -122,6 +152,7 @@ static int judged_again(const merge_ctx *m, size_t k, int whole, char *why, size
         snprintf(why, n, "was judged at rtol=%s,atol=%s, not at the plan's rtol=%s,atol=%s",
                  oq_real_str(r->tol.rtol, 6, a, sizeof a), oq_real_str(r->tol.atol, 6, b, sizeof b),
                  oq_real_str(want.rtol, 6, c, sizeof c), oq_real_str(want.atol, 6, d, sizeof d));
+    else if (!padding_holds(m->padding[k], r, whole, why, n)) return 0;
     else if (!oq_compare_judge_numbers(r, numbers, sizeof numbers)) snprintf(why, n, "has %s", numbers);
     else if (whole && oq_compare_judge_vacuous(r, m->preset[k]))
         snprintf(why, n, "passed where %s", oq_compare_vacuous_str(r, vacuous, sizeof vacuous));
@@ -334,6 +365,7 @@ static size_t entries_of(const merge_ctx *m, size_t k, entry *out, int *incomple
         /* by configuration every shard ran the reference on every batch: one report is whole */
         else *incomplete |= k > 0 || m->plan.by == OQ_SHARD_BY_BATCH;
     }
+    *incomplete |= !n; /* ... and none is nothing */
     return n;
 }
 
@@ -418,11 +450,72 @@ typedef struct concat {
     char why[800];                 /* which output, and why */
 } concat;
 
-/* A passed batch's outputs judged again (judged_again) at their largest |ref| over every batch;
- * a record's max_abs is written to 10 digits, which no bound can be held to: the output's over
- * every batch, in full, is judged (check_passed_outputs). */
+/* The plan's batch of that index (-1: none such; the batch check refuses the record). */
+static int64_t plan_batch(const merge_ctx *m, int64_t index)
+{
+    return index >= 0 && (size_t)index < m->plan.n_batches && m->brief[index].index == index ? index : -1;
+}
+
+/* Does a batch's output r count its elements as the plan's batch i lays them out? A masked
+ * output's valid elements are its lengths' share of the batch's positions (its mask axes have
+ * the batch's sizes: each position holds num_elements / positions elements), an unmasked
+ * one's are all of them, and the rest are padding: a record that compared none, or counted
+ * padding as valid, judged what was not compared. */
+static int counts_hold(const merge_ctx *m, int64_t i, const oq_compare_result *r, char *why, size_t n)
+{
+    int64_t valid = r->num_elements, positions = m->positions[i];
+    if (r->masked && (positions <= 0 || r->num_elements % positions)) {
+        snprintf(why, n, "has num_elements %" PRId64 ", not a multiple of the plan's batch's %" PRId64
+                 " positions (events x padded length)", r->num_elements, positions);
+        return 0;
+    }
+    if (r->masked) valid = r->num_elements / positions * m->brief[i].valid_size;
+    if (r->num_valid != valid && r->masked)
+        snprintf(why, n, "has num_valid %" PRId64 ", but the plan's lengths make %" PRId64 " of its %" PRId64
+                 " elements valid", r->num_valid, valid, r->num_elements);
+    else if (r->num_valid != valid)
+        snprintf(why, n, "has num_valid %" PRId64 ", but it is not masked: all %" PRId64 " of its elements are valid",
+                 r->num_valid, r->num_elements);
+    else if (r->num_padded != r->num_elements - valid)
+        snprintf(why, n, "has padding.padded %" PRId64 ", but %" PRId64 " of its %" PRId64 " elements are padding",
+                 r->num_padded, r->num_elements - valid, r->num_elements);
+    else
+        return 1;
+    return 0;
+}
+
+static double as_recorded(const oq_batch_output *o, double v)
+{
+    return o->exact ? v : oq_batch_real_kept(v); /* an exact output's |d| is written in every digit */
+}
+
+/* A batch's max_abs (o's, to 10 digits) within the bound its output is judged by over every
+ * batch (the bound at the largest |ref|) and within that output's max_abs (the largest of
+ * its batches), each as a record would hold it: a record over either says an element failed,
+ * or that the output's maximum left its batch out. */
+static int max_abs_holds(const oq_batch_output *o, const oq_compare_result *all, char *why, size_t n)
+{
+    double bound = o->tol.atol + o->tol.rtol * all->max_abs_ref;
+    char a[32], b[32];
+    if (!(o->max_abs <= as_recorded(o, bound)))
+        snprintf(why, n, "has max_abs %s above atol + rtol * max_abs_ref = %.6g",
+                 oq_real_over_str(o->max_abs, bound, 3, a, sizeof a), bound);
+    /* (a shard's NaN or Inf there failed that shard, and is judged with it) */
+    else if (isfinite(all->max_abs) && o->max_abs > as_recorded(o, all->max_abs))
+        snprintf(why, n, "has max_abs %s above its output's max_abs %s over every batch",
+                 oq_real_over_str(o->max_abs, all->max_abs, 3, a, sizeof a), oq_real_str(all->max_abs, 6, b, sizeof b));
+    else
+        return 1;
+    return 0;
+}
+
+/* A passed batch's outputs judged again (judged_again) at their largest |ref| over every batch,
+ * their counts against the plan's batch and their max_abs against their output's; a record's
+ * max_abs is written to 10 digits, which is held to the bound as written (max_abs_holds), the
+ * output's over every batch, in full, to the bound itself (check_passed_outputs). */
 static void judge_batch(concat *c, const oq_batch_result *b)
 {
+    int64_t pb = plan_batch(c->m, b->index);
     /* every batch compares every output of the model (each expected file holds them all): a
      * record that leaves one out hides its failure there, and the merged output covers fewer
      * batches than it says; one no other shard compared is no output of the plan's model */
@@ -446,7 +539,8 @@ static void judge_batch(concat *c, const oq_batch_result *b)
         r->max_abs_ref = all ? all->max_abs_ref : 0;
         char why[600] = "failed";
         if (o->passed && !all) snprintf(why, sizeof why, "is not among the configuration's outputs");
-        if (!o->passed || !all || !judged_again(c->m, c->k, 0, why, sizeof why)) {
+        if (!o->passed || !all || !judged_again(c->m, c->k, 0, why, sizeof why) ||
+            (pb >= 0 && !counts_hold(c->m, pb, r, why, sizeof why)) || !max_abs_holds(o, all, why, sizeof why)) {
             c->contradicted = b->index;
             snprintf(c->why, sizeof c->why, "output '%s' %s", o->name, why);
         }
@@ -779,21 +873,44 @@ static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, 
     return out->reported || ran_clean(v) ? merge_records(m, k, e, n, records, out, err) : OQ_OK;
 }
 
-/* "incomplete: shard 2 (missing), 3 (unfinished) did not report" */
+/* Did shard problem p hold configuration k? */
+static int held(const merge_ctx *m, const oq_shard_problem *p, size_t k)
+{
+    oq_shard_part part = part_of(m, p->index);
+    return oq_shard_part_config(&part, k) >= 0;
+}
+
+/* "incomplete: shard 2 (missing) did not report"; of several, "shards 0, 1, 2 (missing)" where
+ * they share their state, else "shards 1 (failed), 3 (unfinished)": every one, however many
+ * (a fixed buffer of 256 bytes cut the list short). */
 static void mark_incomplete(const merge_ctx *m, oq_config_result *r, size_t k)
 {
-    char who[256] = "";
     const oq_merge_info *mi = &m->s->merged;
+    const oq_shard_problem *first = NULL;
+    size_t n = 0, len = 0;
+    int same = 1;
     for (size_t p = 0; p < mi->n_problems; p++) {
-        oq_shard_part part = part_of(m, mi->problems[p].index);
-        if (oq_shard_part_config(&part, k) < 0) continue;
-        size_t used = strlen(who);
-        snprintf(who + used, sizeof who - used, "%s%d (%s)", used ? ", " : "", (int)mi->problems[p].index,
-                 oq_shard_state_name(mi->problems[p].state));
+        if (!held(m, &mi->problems[p], k)) continue;
+        same &= !first || mi->problems[p].state == first->state;
+        first = first ? first : &mi->problems[p];
+        n++;
+    }
+    char *who = NULL;
+    FILE *f = open_memstream(&who, &len);
+    for (size_t p = 0, i = 0; f && p < mi->n_problems; p++) {
+        if (!held(m, &mi->problems[p], k)) continue;
+        fprintf(f, "%s%d", i++ ? ", " : "", (int)mi->problems[p].index);
+        if (!same) fprintf(f, " (%s)", oq_shard_state_name(mi->problems[p].state));
+    }
+    if (f && same && first) fprintf(f, " (%s)", oq_shard_state_name(first->state));
+    if (f && fclose(f)) {
+        free(who);
+        who = NULL;
     }
     /* the reference is never failed: missing batches of it are a reference that did not run */
     r->status = r->is_reference ? OQ_VERDICT_ERROR : OQ_VERDICT_FAILED;
-    oq_result_reason(r, "incomplete: shard %s did not report", who);
+    oq_result_reason(r, "incomplete: shard%s %s did not report", n > 1 ? "s" : "", who ? who : "");
+    free(who);
 }
 
 /* What an unsharded run records for a configuration it never started. */
@@ -817,7 +934,7 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
         free(e);
         return nomem(err);
     }
-    int ref_ok = 1;
+    int ref_ok = 1, ref_reported = 1;
     oq_status st = OQ_OK;
     for (size_t k = 0; !st && k < m->plan.n_configs; k++) {
         int incomplete;
@@ -836,8 +953,13 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
         }
         /* judged on what the shards reported: a missing shard is reported as such, not as a
          * reference that did not pass */
-        if (k == 0) ref_ok = n && r->status == OQ_VERDICT_REFERENCE;
-        if (k > 0 && !ref_ok) not_run(r);
+        if (k == 0) {
+            ref_ok = n && r->status == OQ_VERDICT_REFERENCE;
+            ref_reported = n > 0;
+        }
+        /* a reference no shard reported did not fail to run: its shards did not report, and the
+         * configurations under test are incomplete as with one shard missing, not `not-run` */
+        if (k > 0 && !ref_ok && ref_reported) not_run(r);
         else if (incomplete) mark_incomplete(m, r, k);
     }
     free(e);
@@ -962,21 +1084,20 @@ static oq_status frame(merge_ctx *m, oq_err *err)
 static oq_status brief_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
     (void)err;
-    oq_batch_brief **at = ctx;
-    *(*at)++ = oq_batch_brief_of(b);
+    merge_ctx *m = ctx;
+    m->brief[m->n_brief] = oq_batch_brief_of(b);
+    m->positions[m->n_brief++] = b->batch_size * b->padded_length;
     return OQ_OK;
 }
 
-/* The batch list and the description are the plan's files, copied into the summary as they
- * are; only each batch's index, valid size and source are kept (24 bytes). */
-static oq_status plan_batches(merge_ctx *m, oq_spilled *sp, oq_err *err)
+/* Each batch's index, valid size and source (24 bytes) and positions (8), by which the records
+ * are judged and validate.csv's rows written. */
+static oq_status plan_batches(merge_ctx *m, oq_err *err)
 {
-    if (!(m->brief = calloc(m->plan.n_batches + 1, sizeof *m->brief))) return nomem(err);
-    oq_batch_brief *at = m->brief;
-    oq_status st = oq_shard_plan_batches_each(&m->plan, 0, m->plan.n_batches, brief_batch, &at, err);
-    *sp = (oq_spilled){.batch_list = m->plan.batches_path, .brief = m->brief, .n_brief = m->plan.n_batches,
-                       .description = m->plan.description_path, .records = m->merged};
-    return st;
+    m->brief = calloc(m->plan.n_batches + 1, sizeof *m->brief);
+    m->positions = calloc(m->plan.n_batches + 1, sizeof *m->positions);
+    if (!m->brief || !m->positions) return nomem(err);
+    return oq_shard_plan_batches_each(&m->plan, 0, m->plan.n_batches, brief_batch, m, err);
 }
 
 /* The verdict one unsharded run would give; a shard that did not report fails it. */
@@ -993,12 +1114,14 @@ static void judge(oq_validate_summary *s, int allow_skip)
         s->verdict_reason = NULL;
 }
 
+/* The batch list and the description are the plan's files, copied into the summary as they
+ * are. */
 static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
-    oq_spilled sp;
-    oq_status st = plan_batches(m, &sp, err);
-    if (!st) st = oq_validate_write_tables(m->outdir, m->s, &sp, plots ? OQ_PLOTS_ISOLATED : OQ_PLOTS_NONE, 0, NULL, err);
+    oq_spilled sp = {.batch_list = m->plan.batches_path, .brief = m->brief, .n_brief = m->plan.n_batches,
+                     .description = m->plan.description_path, .records = m->merged};
+    oq_status st = oq_validate_write_tables(m->outdir, m->s, &sp, plots ? OQ_PLOTS_ISOLATED : OQ_PLOTS_NONE, 0, NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
     return st ? st : oq_summary_write(m->s, &sp, path, err);
 }
@@ -1022,8 +1145,8 @@ static json_t *description_configs(const char *path)
 }
 
 /* What each configuration's worker judged its outputs by: its precision and the plan's
- * tolerances, as the description says (its SHA-256 is the plan's identity), never a shard's
- * summary, which is what is judged. */
+ * tolerances and padding rule, as the description says (its SHA-256 is the plan's identity),
+ * never a shard's summary, which is what is judged. */
 static oq_status plan_tolerances(merge_ctx *m, oq_err *err)
 {
     const char *path = m->plan.description_path;
@@ -1031,17 +1154,22 @@ static oq_status plan_tolerances(merge_ctx *m, oq_err *err)
     size_t n = m->plan.n_configs;
     m->tols = calloc(n + 1, sizeof *m->tols);
     m->preset = calloc(n + 1, sizeof *m->preset);
+    m->padding = calloc(n + 1, sizeof *m->padding);
     m->scratch = malloc(sizeof *m->scratch);
-    oq_status st = !m->tols || !m->preset || !m->scratch ? nomem(err) : OQ_OK;
+    oq_status st = !m->tols || !m->preset || !m->padding || !m->scratch ? nomem(err) : OQ_OK;
     if (!st && json_array_size(configs) != n)
         st = oq_err_set(err, OQ_ERR_FORMAT, "%s: not a description of the plan's %zu configurations", path, n);
     for (size_t k = 1; !st && k < n; k++) {
         oq_config c;
+        const json_t *d = json_array_get(configs, k), *padding = json_object_get(d, "padding");
         st = oq_config_parse(m->plan.configs[k], &c, err);
         if (!st)
-            st = oq_config_tolerances(c.precision, json_string_value(json_object_get(json_array_get(configs, k),
-                                                                                     "tolerances")),
-                                      &m->preset[k], &m->tols[k], err);
+            st = oq_config_tolerances(c.precision, json_string_value(json_object_get(d, "tolerances")), &m->preset[k],
+                                      &m->tols[k], err);
+        m->padding[k] = (int)json_integer_value(padding);
+        if (!st && (!json_is_integer(padding) || m->padding[k] < OQ_PADDING_REPORT ||
+                    m->padding[k] > OQ_PADDING_AS_REFERENCE))
+            st = oq_err_set(err, OQ_ERR_FORMAT, "no padding rule (0, 1 or 2)");
         if (st) oq_err_prefix(err, "%s: configuration %s: ", path, m->plan.configs[k]);
     }
     json_decref(configs);
@@ -1071,6 +1199,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     if (!st) st = plan_tolerances(&m, err);
     if (!st) st = read_shards(&m, err);
     if (!st) st = merge_block(&m, err);
+    if (!st) st = plan_batches(&m, err);
     if (!st) st = merge_configs(&m, err);
     if (!st) st = frame(&m, err);
     if (!st) st = saved_outputs(&m, err);
@@ -1090,6 +1219,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     for (size_t k = 0; m.tols && k < m.plan.n_configs; k++) oq_tolerances_free(m.tols[k]);
     free(m.tols);
     free(m.preset);
+    free(m.padding);
     free(m.scratch);
     oq_remove_tree(m.work);
     oq_output_release(m.work);
@@ -1098,6 +1228,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     free(m.n_records);
     free(m.merged);
     free(m.brief);
+    free(m.positions);
     oq_shard_plan_clear(&m.plan);
     if (st) oq_validate_summary_free(m.s);
     else *summary = m.s;

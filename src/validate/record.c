@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/core-impl.h"
@@ -34,11 +35,20 @@ __attribute__((format(printf, 2, 3))) static void addf(line *l, const char *fmt,
 
 /* A finite measurement (a metric, a time) to 10 significant digits, the bulk of a large run's
  * summary, in oq_json_dumps's form: "%.10g", ".0" after an integer's digits, "1e-5". */
+#define REAL_FORM "%.10g"
 static void put_real(line *b, double v)
 {
     char t[48];
-    snprintf(t, sizeof t, "%.10g", v);
+    snprintf(t, sizeof t, REAL_FORM, v);
     add(b, oq_json_real_form(t));
+}
+
+double oq_batch_real_kept(double v)
+{
+    char t[48];
+    if (!isfinite(v)) return v;
+    snprintf(t, sizeof t, REAL_FORM, v);
+    return strtod(t, NULL);
 }
 
 /* A tolerance as it was given, every digit that reads back to it (at 10 digits 0.10008144378662108

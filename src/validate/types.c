@@ -321,6 +321,11 @@ void oq_batch_output_counts(const oq_batch_output *o, oq_compare_result *r)
     r->ref_inf_count = o->ref_inf_count;
     r->padding_checked = o->padding_checked;
     r->pad_nonzero = o->pad_nonzero;
+    r->padding_rule = o->padding_rule;
+    r->ref_pad_nonzero = o->ref_pad_nonzero;
+    r->masked = o->masked;
+    r->num_elements = o->num_elements;
+    r->num_padded = o->num_padded;
 }
 
 void oq_batch_output_of(const oq_compare_result *r, const oq_worst_events *ev, oq_batch_output *o)

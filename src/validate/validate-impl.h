@@ -288,9 +288,13 @@ typedef struct oq_worst_events {
 /* A batch's output as the run keeps it: the comparison without worst elements and histograms;
  * ev: its worst elements' events (NULL: none known). */
 void oq_batch_output_of(const oq_compare_result *r, const oq_worst_events *ev, oq_batch_output *o);
-/* What oq_compare_judge_numbers reads of a batch's record, back in a comparison record (the rest
- * zero): oq_batch_output_of's inverse for judging a record again (merge). */
+/* What oq_compare_judge_numbers reads of a batch's record, with its element counts and padding
+ * rule, back in a comparison record (the rest zero, max_abs too: written to 10 digits, it is
+ * judged apart): oq_batch_output_of's inverse for judging a record again (merge). */
 void oq_batch_output_counts(const oq_batch_output *o, oq_compare_result *r);
+/* v as a batch record holds a float output's metric: to 10 significant digits, read back
+ * (record.c). Monotone, so a value no larger than another is recorded no larger. */
+double oq_batch_real_kept(double v);
 /* `from` added into `into` (oq_output_result says how each field combines). */
 void oq_output_result_merge(oq_output_result *into, const oq_output_result *from);
 /* r added to the aggregate of its output in v (appended when new). */

@@ -7,7 +7,11 @@
 #    over_tolerance 3, max_abs 5 at atol 1e-5 or another tolerance, `passed` kept, merged PASSED;
 #    a third review (2026-12-06): an output left out of a shard's batch record (its failure there
 #    hidden, the merged output over fewer batches), one added, and a float output flagged `exact`
-#    (its tolerance skipped) merged PASSED too.
+#    (its tolerance skipped) merged PASSED too; two more (2026-12-06, thirtieth session): a batch
+#    record's max_abs 5 or nan (its output's, over every batch, was judged alone), num_valid 0 or
+#    every element (padding counted as compared) or padding.checked false merged PASSED.
+# 3. (no false green: the exit status was 1) a merge with every shard missing said `not-run`,
+#    "the reference did not run", where one missing said `failed`, incomplete.
 set -uo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 e2e_start
@@ -85,7 +89,6 @@ for case in "nan:2:has nan 2" "over_tolerance:3:has over_tolerance 3" \
     expect 2 "^ortqual merge: SD/shards/1/summary.json: cpu:model:fp32 passed, but its output 'output' $why$CONTRA" \
         "$Q" merge SD --no-plots
     [ ! -e SD/summary.json ] && ok "$field: nothing merged" || bad "$field: SD/summary.json written"
-    [ "$field" = max_abs ] && continue # a record's max_abs has 10 digits: judged over every batch only
     edit batch "$field" "$value" || fail "edit batch $field"
     expect 2 "^ortqual merge: SD/shards/1/summary.json: cpu:model:fp32 passed, but its batch 1, output 'output' $why$CONTRA" \
         "$Q" merge SD --no-plots
@@ -118,6 +121,46 @@ done
 outputs exact || fail "outputs exact"
 expect 2 "^ortqual merge: SD/shards/1/summary.json: cpu:model:fp32 passed, but its output 'output' says it was compared exactly, but its dtypes float32 and float32 are compared by tolerance$CONTRA" \
     "$Q" merge SD --no-plots
+# a batch record against the plan and its own output: batch 1 is one event of length 2 of 3
+# positions, its output [1, 3, 2]: 4 valid elements, 2 padded, checked under the rule of saved
+# outputs, `as-reference` (the reference's padding is zero);
+# a max_abs of 5e-06 is within the bound (atol 1e-05) but above the output's over every batch
 cp shard1.json SD/shards/1/summary.json
 expect 0 "verdict: PASSED" "$Q" merge SD --no-plots
+$PY -c "import json, sys; o = json.load(open('SD/summary.json'))['configs'][1]['outputs'][0]
+sys.exit(not (o['num_elements'] == 12 and o['num_valid'] == 8 and o['max_abs'] < 5e-06))" ||
+    fail "SD: not the output this test edits: $($PY -c "import json; print(json.load(open('SD/summary.json'))['configs'][1]['outputs'][0])")"
+for case in 'max_abs:"nan":has max_abs nan above atol \+ rtol \* max_abs_ref = [0-9.e+-]+' \
+            "max_abs:5e-06:has max_abs 5e-06 above its output's max_abs [0-9.e+-]+ over every batch" \
+            "num_valid:0:has num_valid 0, but the plan's lengths make 4 of its 6 elements valid" \
+            "num_valid:6:has num_valid 6, but the plan's lengths make 4 of its 6 elements valid" \
+            "padding.padded:0:has padding.padded 0, but 2 of its 6 elements are padding" \
+            "padding.checked:false:has padding.checked false, where the plan's padding rule 'as-reference' gives true" \
+            "padding.rule:\"report\":was compared under padding rule 'report', not the plan's 'as-reference'"; do
+    field=${case%%:*} rest=${case#*:}
+    value=${rest%%:*} why=${rest#*:}
+    edit batch "$field" "$value" || fail "edit batch $field"
+    expect 2 "^ortqual merge: SD/shards/1/summary.json: cpu:model:fp32 passed, but its batch 1, output 'output' $why$CONTRA" \
+        "$Q" merge SD --no-plots
+    [ ! -e SD/summary.json ] && ok "batch $field $value: nothing merged" || bad "batch $field $value: SD/summary.json written"
+done
+cp shard1.json SD/shards/1/summary.json
+expect 0 "verdict: PASSED" "$Q" merge SD --no-plots
+
+# 3. shards that did not report: every one missing is as one missing, `failed` and incomplete
+#    (it was `not-run`, "the reference did not run"), each named, with its state
+missing() {
+    $PY -c "import json; d = json.load(open('$1/summary.json')); c = d['configs']
+print(d['verdict'], c[0]['status'], c[1]['status'], c[1]['reason'], c[0]['reason'] == c[1]['reason'], sep='|')"
+}
+mkdir SM && cp -r SD/shards SM/ && rm -rf SM/shards/0 SM/shards/1 || fail "SM"
+expect 1 "incomplete: shards 0, 1 \(missing\) did not report" "$Q" merge SM --no-plots
+[ "$(missing SM)" = "failed|error|failed|incomplete: shards 0, 1 (missing) did not report|True" ] &&
+    ok "every shard missing: failed, incomplete" || bad "every shard missing: $(missing SM)"
+mkdir SM/shards/0
+expect 1 "incomplete: shards 0 \(unfinished\), 1 \(missing\) did not report" "$Q" merge SM --no-plots
+cp -r SD/shards/0 SM/shards/
+expect 1 "incomplete: shard 1 \(missing\) did not report" "$Q" merge SM --no-plots
+[ "$(missing SM)" = "failed|error|failed|incomplete: shard 1 (missing) did not report|True" ] &&
+    ok "one shard missing: failed, incomplete" || bad "one shard missing: $(missing SM)"
 report

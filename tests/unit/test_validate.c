@@ -2249,14 +2249,15 @@ static void write_shard_routed(const char *root, int32_t i, const oq_shard_plan 
     oq_validate_summary_free(s);
 }
 
-/* A description naming the plan's configurations (the merge reads what each judges by), and
- * its hash. */
+/* A description naming the plan's configurations (the merge reads what each judges by: its
+ * tolerances and padding rule, `zero`), and its hash. */
 static void plan_identity_of(const oq_shard_plan *plan, char hash[65], char **description)
 {
     oq_dynbuf b = {0};
     assert_int_equal(oq_dynbuf_add(&b, "{\"batches\":[],\"configs\":["), OQ_OK);
     for (size_t k = 0; k < plan->n_configs; k++)
-        assert_int_equal(oq_dynbuf_addf(&b, "%s{\"config\":\"%s\"}", k ? "," : "", plan->configs[k]), OQ_OK);
+        assert_int_equal(oq_dynbuf_addf(&b, "%s{\"config\":\"%s\",\"padding\":1}", k ? "," : "", plan->configs[k]),
+                         OQ_OK);
     assert_int_equal(oq_dynbuf_add(&b, "],\"run\":{}}"), OQ_OK);
     assert_non_null(*description = oq_dynbuf_take(&b, NULL));
     oq_sha256 h;
@@ -2337,8 +2338,9 @@ static void merge_sums_what_shards_measured(void **state)
     assert_int_equal(oq_validate_summary_read(shards, &back, &err), OQ_OK);
     assert_int_equal(back->n_batches, 2);
     assert_string_equal(back->batches[1].sha256, "0000000000000000000000000000000000000000000000000000000000000008");
-    assert_string_equal(back->plan_description, "{\"batches\":[],\"configs\":[{\"config\":\"ref:encoder:fp64\"},"
-                                                "{\"config\":\"cuda:attention24:fp16:flash\"}],\"run\":{}}");
+    assert_string_equal(back->plan_description, "{\"batches\":[],\"configs\":[{\"config\":\"ref:encoder:fp64\","
+                                                "\"padding\":1},{\"config\":\"cuda:attention24:fp16:flash\","
+                                                "\"padding\":1}],\"run\":{}}");
     assert_int_equal(back->configs[0].n_batches, 2);
     assert_int_equal(back->configs[1].n_batches, 2);
     assert_int_equal(back->configs[1].batches[0].index, 0);
