@@ -205,7 +205,9 @@ OQ_API int oq_graph_opt_from_level(int level);
 /* A session config entry (oq_session_opts.session_config_keys/values) checked against the keys
  * of onnxruntime_session_options_config_keys.h in the ONNX Runtime headers ortqual is built with:
  * ORT stores any entry and reads only the keys it knows, so a misspelt key, or a value outside its
- * key's domain ("maybe" for a "0"/"1" switch), changes nothing and says nothing. Either is
+ * key's domain ("maybe" for a "0"/"1" switch; an integer outside its key's range: int32 for a
+ * count, 64-bit for a byte size, never negative but a block size's -1), changes nothing and says
+ * nothing, or fails only when the session is made. Either is
  * OQ_ERR_INVALID_ARG naming the key (and the known key closest to an unknown one, or the values
  * the key takes). A key newer ORT builds added is refused as unknown too. */
 OQ_API oq_status oq_session_config_check(const char *key, const char *value, oq_err *err);

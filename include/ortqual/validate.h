@@ -229,7 +229,8 @@ typedef struct oq_validate_opts {
                                       value given for its count, else refused up front */
     const char *const *ep_option_keys, *const *ep_option_values;
     size_t n_session_configs;      /* ORT session config entries (AddSessionConfigEntry) of every
-                                      ORT configuration, e.g. optimization.disable_specified_optimizers */
+                                      ORT configuration, e.g. optimization.disable_specified_optimizers;
+                                      each key once (ORT keeps a repeated key's last value silently) */
     const char *const *session_config_keys, *const *session_config_values;
 
     /* progress lines for people (may be NULL) */

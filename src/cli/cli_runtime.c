@@ -124,6 +124,15 @@ int oq_cli_runtime_session_config(const oq_opt *o, const char *arg)
         free(v);
         return -1;
     }
+    for (size_t i = 0; i < cr->n_session_configs; i++) /* ORT would keep the last without a word */
+        if (!strcmp(cr->session_config_keys[i], k)) {
+            oq_cli_error("--session-config %s given twice (=%s, then =%s): ORT would keep the last without a word; "
+                         "give each key once",
+                         k, cr->session_config_values[i], v);
+            free(k);
+            free(v);
+            return -1;
+        }
     return push_pair(&cr->session_config_keys, &cr->session_config_values, &cr->n_session_configs, k, v);
 }
 

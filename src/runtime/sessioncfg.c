@@ -4,6 +4,8 @@
  * onnxruntime_session_options_config_keys.h in the headers ortqual is built with
  * (tests/unit/test_session_config.c reads that header and checks that every key is here). */
 #include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +13,37 @@
 #include "onnxruntime_c_api.h"
 #include "ortqual/runtime.h"
 
+#include "runtime/sessioncfg-impl.h"
 #include "status/args-impl.h"
 
 /* What a key's value may be, as the header documents it. */
 typedef enum value_kind {
     ANY = 0,  /* a path, a name, a list: ORT's to judge */
     SWITCH,   /* "0" or "1" */
-    INTEGER,  /* a base-10 integer */
+    INTEGER,  /* a base-10 integer from lo to hi */
     LEVEL,    /* session.graph_optimization_level's names */
     MODE,     /* session.execution_mode's names */
     FORMAT    /* "ORT" or "ONNX" */
 } value_kind;
 
+/* An integer key's range: ORT parses counts, levels and durations as int32 and byte sizes as
+ * 64-bit, and a negative value means nothing to all but one (the block size's -1). ORT refuses an
+ * int32 out of range only when the session is made (every configuration then fails), or reads
+ * a negative count as its default: checked here before the run. */
+#define COUNT INTEGER, 0, INT32_MAX
+#define BYTES INTEGER, 0, INT64_MAX
+
+/* Keys that provably cannot change an output: logging, profiling, how idle threads spin (not
+ * how many there are, nor their affinities, from which ORT may take the count: an operator may
+ * split its work by the thread count). A session that differs from another only in these runs
+ * the same numbers. */
+#define NEUTRAL 1
+
 static const struct {
     const char *key;
     value_kind kind;
+    long long lo, hi;
+    int neutral;
 } keys[] = {
     {"session.disable_prepacking", SWITCH},
     {"session.use_env_allocators", SWITCH},
@@ -42,15 +60,15 @@ static const struct {
     {"optimization.memory_optimizer_config", ANY},
     {"optimization.enable_memory_probe_recompute_config", ANY},
     {"optimization.disable_specified_optimizers", ANY},
-    {"optimization.constant_folding_max_output_size_in_bytes", INTEGER},
-    {"session.graph_optimizations_loop_level", INTEGER},
+    {"optimization.constant_folding_max_output_size_in_bytes", BYTES},
+    {"session.graph_optimizations_loop_level", COUNT},
     {"session.use_device_allocator_for_initializers", SWITCH},
-    {"session.inter_op.allow_spinning", SWITCH},
-    {"session.intra_op.allow_spinning", SWITCH},
-    {"session.intra_op.spin_duration_us", INTEGER},
-    {"session.inter_op.spin_duration_us", INTEGER},
-    {"session.intra_op.spin_backoff_max", INTEGER},
-    {"session.inter_op.spin_backoff_max", INTEGER},
+    {"session.inter_op.allow_spinning", SWITCH, 0, 0, NEUTRAL},
+    {"session.intra_op.allow_spinning", SWITCH, 0, 0, NEUTRAL},
+    {"session.intra_op.spin_duration_us", COUNT, NEUTRAL},
+    {"session.inter_op.spin_duration_us", COUNT, NEUTRAL},
+    {"session.intra_op.spin_backoff_max", COUNT, NEUTRAL},
+    {"session.inter_op.spin_backoff_max", COUNT, NEUTRAL},
     {"session.use_ort_model_bytes_directly", SWITCH},
     {"session.use_ort_model_bytes_for_initializers", SWITCH},
     {"session.use_memory_mapped_ort_model", SWITCH},
@@ -58,8 +76,8 @@ static const struct {
     {"session.x64quantprecision", SWITCH},
     {"optimization.minimal_build_optimizations", ANY},
     {"ep.nnapi.partitioning_stop_ops", ANY},
-    {"session.dynamic_block_base", INTEGER},
-    {"session.force_spinning_stop", SWITCH},
+    {"session.dynamic_block_base", COUNT},
+    {"session.force_spinning_stop", SWITCH, 0, 0, NEUTRAL},
     {"session.strict_shape_type_inference", SWITCH},
     {"session.allow_released_opsets_only", SWITCH},
     {"session.node_partition_config_file", ANY},
@@ -67,7 +85,7 @@ static const struct {
     {"session.debug_layout_transformation", SWITCH},
     {"session.disable_cpu_ep_fallback", SWITCH},
     {"session.optimized_model_external_initializers_file_name", ANY},
-    {"session.optimized_model_external_initializers_min_size_in_bytes", INTEGER},
+    {"session.optimized_model_external_initializers_min_size_in_bytes", BYTES},
     {"session.model_external_initializers_file_folder_path", ANY},
     {"session.save_external_prepacked_constant_initializers", SWITCH},
     {"session.collect_node_memory_stats_to_file", ANY},
@@ -86,9 +104,9 @@ static const struct {
     {"mlas.enable_gemm_fastmath_arm64_bfloat16", SWITCH},
     {"mlas.use_lut_gemm", SWITCH},
     {"mlas.disable_kleidiai", SWITCH},
-    {"mlas.kleidiai.conv_igemm_max_work", INTEGER},
-    {"session.qdq_matmulnbits_accuracy_level", INTEGER},
-    {"session.qdq_matmulnbits_block_size", INTEGER},
+    {"mlas.kleidiai.conv_igemm_max_work", BYTES},
+    {"session.qdq_matmulnbits_accuracy_level", COUNT},
+    {"session.qdq_matmulnbits_block_size", INTEGER, -1, INT32_MAX},
     {"session.enable_dq_matmulnbits_fusion", SWITCH},
     {"ep.dynamic.workload_type", ANY},
     {"session.disable_model_compile", SWITCH},
@@ -98,14 +116,14 @@ static const struct {
     {"ep.enable_weightless_ep_context_nodes", SWITCH},
     {"ep.enable_weightless", SWITCH},
     {"ep.context_source_model_path", ANY},
-    {"session.intra_op_num_threads", INTEGER},
-    {"session.inter_op_num_threads", INTEGER},
+    {"session.intra_op_num_threads", COUNT},
+    {"session.inter_op_num_threads", COUNT},
     {"session.enable_cpu_mem_arena", SWITCH},
     {"session.enable_mem_pattern", SWITCH},
-    {"session.log_id", ANY},
-    {"session.log_severity_level", INTEGER},
-    {"session.log_verbosity_level", INTEGER},
-    {"session.enable_profiling", ANY},
+    {"session.log_id", ANY, 0, 0, NEUTRAL},
+    {"session.log_severity_level", INTEGER, 0, 4, NEUTRAL},
+    {"session.log_verbosity_level", COUNT, NEUTRAL},
+    {"session.enable_profiling", ANY, 0, 0, NEUTRAL},
     {"session.graph_optimization_level", LEVEL},
     {"session.optimized_model_filepath", ANY},
     {"session.execution_mode", MODE},
@@ -153,28 +171,51 @@ static int one_of(const char *v, const char *const *names)
     return 0;
 }
 
-static int is_integer(const char *v)
+int oq_session_config_level(const char *name)
+{
+    static const struct {
+        const char *name;
+        int level;
+    } levels[] = {{"disable_all", 0}, {"enable_basic", 1}, {"enable_extended", 2}, {"enable_layout", 3}, {"enable_all", 99}};
+    for (size_t i = 0; name && i < sizeof levels / sizeof *levels; i++)
+        if (!strcmp(name, levels[i].name)) return levels[i].level;
+    return -1;
+}
+
+int oq_session_config_neutral(const char *key)
+{
+    for (size_t i = 0; key && i < N_KEYS; i++)
+        if (!strcmp(key, keys[i].key)) return keys[i].neutral;
+    return 0;
+}
+
+/* Whether `v` is a base-10 integer from lo to hi (strtoll alone would skip spaces, take "" and
+ * clamp an overflow). */
+static int is_integer(const char *v, long long lo, long long hi)
 {
     char *end;
     const char *digits = *v == '-' ? v + 1 : v;
-    if (!isdigit((unsigned char)*digits)) return 0; /* strtoll would skip spaces and take "" */
-    (void)strtoll(v, &end, 10);
-    return !*end;
+    if (!isdigit((unsigned char)*digits)) return 0;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    return !*end && errno != ERANGE && n >= lo && n <= hi;
 }
 
-/* Whether `v` is in the domain of a key of `kind`; `want` says the domain. */
-static int value_ok(value_kind kind, const char *v, const char **want)
+/* Whether `v` is in the domain of keys[i]; `want` (of n bytes) says the domain. */
+static int value_ok(size_t i, const char *v, char *want, size_t n)
 {
     static const char *const sw[] = {"0", "1", NULL}, *const fmt[] = {"ORT", "ONNX", NULL};
-    static const char *const lvl[] = {"disable_all", "enable_basic", "enable_extended", "enable_layout", "enable_all",
-                                      NULL};
     static const char *const mode[] = {"sequential", "parallel", "ort_sequential", "ort_parallel", NULL};
-    switch (kind) {
-    case SWITCH: *want = "\"0\" or \"1\""; return one_of(v, sw);
-    case INTEGER: *want = "a base-10 integer"; return is_integer(v);
-    case LEVEL: *want = "disable_all, enable_basic, enable_extended, enable_layout or enable_all"; return one_of(v, lvl);
-    case MODE: *want = "sequential, parallel, ort_sequential or ort_parallel"; return one_of(v, mode);
-    case FORMAT: *want = "ORT or ONNX"; return one_of(v, fmt);
+    switch (keys[i].kind) {
+    case SWITCH: snprintf(want, n, "\"0\" or \"1\""); return one_of(v, sw);
+    case INTEGER:
+        snprintf(want, n, "a base-10 integer from %lld to %lld", keys[i].lo, keys[i].hi);
+        return is_integer(v, keys[i].lo, keys[i].hi);
+    case LEVEL:
+        snprintf(want, n, "disable_all, enable_basic, enable_extended, enable_layout or enable_all");
+        return oq_session_config_level(v) >= 0;
+    case MODE: snprintf(want, n, "sequential, parallel, ort_sequential or ort_parallel"); return one_of(v, mode);
+    case FORMAT: snprintf(want, n, "ORT or ONNX"); return one_of(v, fmt);
     case ANY: break;
     }
     return 1;
@@ -186,8 +227,8 @@ oq_status oq_session_config_check(const char *key, const char *value, oq_err *er
     OQ_NEED(err, value);
     for (size_t i = 0; i < N_KEYS; i++) {
         if (strcmp(key, keys[i].key)) continue;
-        const char *want = "";
-        if (value_ok(keys[i].kind, value, &want)) return OQ_OK;
+        char want[96];
+        if (value_ok(i, value, want, sizeof want)) return OQ_OK;
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "session config %s=%s: the value of %s is %s", key, value, key,
                           want);
     }

@@ -96,6 +96,21 @@ static oq_status pairs(const char *keys_field, const char *const *keys, const ch
     return OQ_OK;
 }
 
+/* A session config key given twice: ORT keeps the last value without a word (its warning only
+ * in its log), so the run would be recorded with both and run with one. */
+static oq_status repeated_configs(const oq_validate_opts *o, oq_err *err)
+{
+    for (size_t i = 0; i < o->n_session_configs; i++)
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(o->session_config_keys[i], o->session_config_keys[j]))
+                return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                                  "oq_validate_run: session_config_keys[%zu] and [%zu] are both '%s' (values '%s' and "
+                                  "'%s'): ORT would keep the last without a word; give each key once",
+                                  j, i, o->session_config_keys[i], o->session_config_values[j],
+                                  o->session_config_values[i]);
+    return OQ_OK;
+}
+
 /* The generated events, as oq_events_create would refuse them: that is only when the batches are
  * drawn, after the folder was made. num_features 0 takes the model's width. */
 static oq_status check_events(const oq_events_opts *e, oq_err *err)
@@ -175,5 +190,6 @@ oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
                    "n_session_configs", o->n_session_configs, err);
     for (size_t i = 0; !st && i < o->n_session_configs; i++)
         st = oq_session_config_check(o->session_config_keys[i], o->session_config_values[i], err);
+    if (!st) st = repeated_configs(o, err);
     return st;
 }

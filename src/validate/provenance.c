@@ -17,6 +17,7 @@
 #include "fileio/fileio-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
+#include "runtime/sessioncfg-impl.h"
 #include "validate/validate-impl.h"
 
 #define PROVENANCE_MARK "ortqual-outputs "
@@ -105,20 +106,33 @@ static oq_status same_build(const json_t *prov, const char *ort_file, char ort_s
     return st;
 }
 
-/* The session options as ORT runs them: its default graph optimization level is every
- * optimization (-1 = 99), so a level spelt out as 99 is the session the default made. The one
- * place levels are made comparable: both sides of same_session go through it. */
+/* The session options as ORT runs them, where two spellings make one session: the graph
+ * optimization level as ORT's number, its default (-1) being every optimization (99), and a
+ * session.graph_optimization_level entry taking the place of the level set as an option (ORT
+ * takes the entry over it); entries that cannot change an output (logging, profiling,
+ * spinning: oq_session_config_neutral) dropped. The one place sessions are made comparable:
+ * both sides of same_session go through it. */
 static json_t *as_run(const json_t *session)
 {
-    json_t *s = json_deep_copy(session);
+    json_t *s = json_deep_copy(session), *cfg = json_object_get(s, "config");
     const json_t *g = json_object_get(s, "graph_opt");
-    if (s && json_is_integer(g) && json_integer_value(g) == OQ_GRAPH_OPT_DEFAULT)
-        json_object_set_new(s, "graph_opt", json_integer(OQ_GRAPH_OPT_ALL));
+    if (!s || !json_is_integer(g) || !json_is_object(cfg)) return s;
+    int level = oq_graph_opt_level((oq_graph_opt)json_integer_value(g)), set = -1;
+    const char *key;
+    json_t *value, *next;
+    json_object_foreach_safe(cfg, next, key, value) {
+        int named = strcmp(key, OQ_SESSION_CONFIG_LEVEL_KEY) ? -1 : oq_session_config_level(json_string_value(value));
+        if (named >= 0) set = named;
+        if (named >= 0 || oq_session_config_neutral(key)) json_object_del(cfg, key);
+    }
+    if (set >= 0) level = set;
+    json_object_set_new(s, "graph_opt", json_integer(level == -1 ? 99 : level));
     return s;
 }
 
-/* Whether `o` runs the session options `prov` was saved with; a file saved before they were
- * recorded (2026-12-06) is taken as saved with these (refused as it was). */
+/* Whether `o` runs the session options `prov` was saved with: 1 as given, 2 only as ORT runs
+ * them (as_run); a file saved before they were recorded (2026-12-06) is taken as saved with
+ * these (refused as it was). */
 static int same_session(const oq_validate_opts *o, const json_t *prov)
 {
     const json_t *recorded = json_object_get(prov, "session");
@@ -127,6 +141,7 @@ static int same_session(const oq_validate_opts *o, const json_t *prov)
                                  o->session_config_values, o->n_ep_options, o->ep_option_keys, o->ep_option_values);
     json_t *saved = as_run(recorded), *now = given ? as_run(given) : NULL;
     int same = !saved || !now || json_equal(saved, now); /* out of memory: as before, refused */
+    if (same && given && !json_equal(given, recorded)) same = 2;
     json_decref(given);
     json_decref(saved);
     json_decref(now);
@@ -134,12 +149,16 @@ static int same_session(const oq_validate_opts *o, const json_t *prov)
 }
 
 /* The configuration under test that runs the session which saved `prov` (NULL: none): the same
- * model (its files' SHA-256), provider, ORT build and session options. */
-static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, const char *model_sha, int same_ort)
+ * model (its files' SHA-256), provider, ORT build and session options; *spelt is set when the
+ * options are the same only as ORT runs them. */
+static const oq_config *saved_by(const oq_validate_opts *o, const json_t *prov, const char *model_sha, int same_ort,
+                                 int *spelt)
 {
     const char *provider = json_string_value(json_object_get(prov, "provider"));
     const char *sha = json_string_value(json_object_get(prov, "model_sha256"));
-    if (!provider || !sha || strcmp(sha, model_sha) || !same_ort || !same_session(o, prov)) return NULL;
+    int same = provider && sha && !strcmp(sha, model_sha) && same_ort ? same_session(o, prov) : 0;
+    *spelt = same == 2;
+    if (!same) return NULL;
     for (size_t k = 1; k < o->n_configs; k++)
         if (o->configs[k].repr == OQ_REPR_MODEL && !strcasecmp(o->configs[k].runtime, provider)) return &o->configs[k];
     return NULL;
@@ -237,20 +256,23 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
         json_t *prov = NULL;
         st = provenance_of(files[i], &prov, err);
         if (prov && !*model_sha) st = model_identity(o->model_path, model_sha, err);
-        int same = 0, copy = 0;
+        int same = 0, copy = 0, spelt = 0;
         if (prov && !st) st = same_build(prov, ort_file, ort_sha, &same, &copy, err);
-        const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, same) : NULL;
+        const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, same, &spelt) : NULL;
         const char *version = json_string_value(json_object_get(prov, "ort_version"));
         const char *lib = json_string_value(json_object_get(prov, "ort_library"));
         if (c)
             st = oq_err_set(err, OQ_ERR_INVALID_ARG,
                             "%s: saved by '%s' (validate with save_outputs) running this model_path on %s with ORT "
-                            "%s (%s%s%s) and the same session options, the session '%s' runs: compared with its own "
+                            "%s (%s%s%s) and the same session options%s, the session '%s' runs: compared with its own "
                             "outputs ORT is compared with "
                             "itself, which passes and proves nothing (judge it against outputs of another build, "
                             "provider or framework)",
                             files[i], json_string_value(json_object_get(prov, "config")), c->runtime,
                             version ? version : "?", copy ? lib : "", copy ? ", the same bytes as " : "", ort_file,
+                            spelt ? " as ORT runs them (a graph optimization level is one however given; entries "
+                                    "of logging, profiling or spinning change no output)"
+                                  : "",
                             c->name);
         json_decref(prov);
     }

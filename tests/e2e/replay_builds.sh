@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # replay and run options for ORT build maintainers: a default graph optimization level spelt out
 # is still ORT compared with itself; saved outputs say who saved them; the reference of a
-# cross-build replay has a name of its own; --ep-lib and --session-config are checked.
+# cross-build replay has a name of its own; --ep-lib and --session-config are checked (a key,
+# its value's domain and range, a key once), and entries that cannot change an output compare
+# ORT with itself.
 set -uo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 e2e_start
@@ -25,6 +27,24 @@ for lvl in 99 -1; do
 done
 "$Q" "${R[@]}" --ort-lib "$OQ_ORT_LIB" --graph-opt-level 1 --outdir g1 > g1.out 2>&1
 [ $? -le 1 ] && [ -e g1/summary.json ] && ok "--graph-opt-level 1: a comparison, runs" || bad "--graph-opt-level 1: $(tail -2 g1.out)"
+# session config entries that cannot change an output (a log id, spinning, a log level) and the
+# default level given as an entry (which ORT takes over --graph-opt-level) are the same session:
+# refused (each PASSED with max|err| 0, no note); another level as an entry is a comparison
+i=0
+for opts in "--session-config session.log_id=x" "--session-config session.intra_op.allow_spinning=1" \
+            "--session-config session.log_severity_level=0" "--session-config session.graph_optimization_level=enable_all" \
+            "--graph-opt-level 0 --session-config session.graph_optimization_level=enable_all"; do
+  i=$((i + 1))
+  # shellcheck disable=SC2086 # the options and their values, split on purpose
+  "$Q" "${R[@]}" --ort-lib "$OQ_ORT_LIB" $opts --outdir "n$i" > "n$i.out" 2>&1
+  rc=$?
+  [ $rc -eq 2 ] && grep -q "and the same session options as ORT runs them (.*ORT is compared with itself" "n$i.out" &&
+    [ ! -e "n$i/summary.json" ] && ok "$opts against outputs saved without it: refused" ||
+    bad "$opts against outputs saved without it: exit $rc: $(tail -2 "n$i.out")"
+done
+"$Q" "${R[@]}" --ort-lib "$OQ_ORT_LIB" --session-config session.graph_optimization_level=disable_all --outdir n0 > n0.out 2>&1
+[ $? -le 1 ] && [ -e n0/summary.json ] && ok "session.graph_optimization_level=disable_all: a comparison, runs" ||
+  bad "session.graph_optimization_level=disable_all: $(tail -2 n0.out)"
 
 # the same outputs replayed on ORT 1.30: who saved them (1.29) is said on the console, in
 # summary.json's expected configuration and in report.html, and the run folder's copy keeps it
@@ -83,4 +103,21 @@ rc=$?
   ok "bad switch value: exit 2" || bad "allow_spinning=maybe: exit $rc: $(cat c2.out)"
 "$Q" "${R[@]}" --ort-lib "$ORT130" --session-config optimization.disable_specified_optimizers=GatherToSliceFusion --outdir c3 > c3.out 2>&1 &&
   ok "a known key runs" || bad "known key refused: $(cat c3.out)"
+# an integer's range is checked before anything is made: 99999999999999999999 threads failed every
+# configuration at session creation (exit 3, the batches written) and -7 ran
+for n in 99999999999999999999 -7; do
+  kv=session.intra_op_num_threads=$n
+  "$Q" "${V[@]}" --session-config "$kv" --outdir "c4$n" > "c4$n.out" 2>&1
+  rc=$?
+  [ $rc -eq 2 ] && [ ! -e "c4$n" ] &&
+    grep -qx "ortqual validate: --session-config $kv: the value of session.intra_op_num_threads is a base-10 integer from 0 to 2147483647" "c4$n.out" &&
+    ok "$kv: exit 2, nothing made" || bad "$kv: exit $rc: $(cat "c4$n.out")"
+done
+# a key given twice: ORT kept the last value without a word on the console (it PASSED)
+"$Q" "${V[@]}" --session-config session.intra_op.allow_spinning=0 --session-config session.intra_op.allow_spinning=1 \
+  --outdir c5 > c5.out 2>&1
+rc=$?
+[ $rc -eq 2 ] && [ ! -e c5 ] &&
+  grep -qx "ortqual validate: --session-config session.intra_op.allow_spinning given twice (=0, then =1): ORT would keep the last without a word; give each key once" c5.out &&
+  ok "a session config key twice: exit 2, both values named" || bad "a key twice: exit $rc: $(cat c5.out)"
 report

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "ortqual/runtime.h"
+#include "runtime/sessioncfg-impl.h"
 
 static int known(const char *key)
 {
@@ -93,6 +94,55 @@ static void test_values_in_domain(void **state)
     assert_int_equal(oq_session_config_check("session.node_partition_config_file", "any/path", &e), OQ_OK);
 }
 
+/* An integer key's range: ORT parses counts as int32 and refused 99999999999999999999 only when
+ * each session was made (exit 3, every configuration failed, the batches written), and read a
+ * negative count as its default (-7 ran); a byte size is 64-bit, a block size takes -1. */
+static void test_integers_in_range(void **state)
+{
+    (void)state;
+    oq_err e = {0};
+    const char *bad[] = {"99999999999999999999", "-99999999999999999999", "2147483648", "-7", "-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (oq_session_config_check("session.intra_op_num_threads", bad[i], &e) != OQ_ERR_INVALID_ARG)
+            fail_msg("session.intra_op_num_threads=%s taken", bad[i]);
+    assert_string_equal(e.msg, "session config session.intra_op_num_threads=-1: the value of "
+                               "session.intra_op_num_threads is a base-10 integer from 0 to 2147483647");
+    assert_int_equal(oq_session_config_check("session.intra_op_num_threads", "2147483647", &e), OQ_OK);
+    assert_int_equal(oq_session_config_check("session.intra_op_num_threads", "0", &e), OQ_OK);
+    assert_int_equal(oq_session_config_check("optimization.constant_folding_max_output_size_in_bytes", "4294967296", &e),
+                     OQ_OK);
+    assert_int_equal(oq_session_config_check("optimization.constant_folding_max_output_size_in_bytes", "-1", &e),
+                     OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_session_config_check("session.qdq_matmulnbits_block_size", "-2", &e), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_session_config_check("session.log_severity_level", "4", &e), OQ_OK);
+    assert_int_equal(oq_session_config_check("session.log_severity_level", "5", &e), OQ_ERR_INVALID_ARG);
+}
+
+/* Which entries cannot change an output (replay's self-comparison drops them), and the level
+ * names as ORT numbers them. Thread counts and affinities are not neutral: an operator may split
+ * its work by the count. */
+static void test_neutral_keys_and_levels(void **state)
+{
+    (void)state;
+    const char *neutral[] = {"session.log_id", "session.log_severity_level", "session.log_verbosity_level",
+                             "session.enable_profiling", "session.intra_op.allow_spinning",
+                             "session.inter_op.allow_spinning", "session.intra_op.spin_duration_us",
+                             "session.force_spinning_stop"};
+    const char *not_neutral[] = {"session.intra_op_num_threads", "session.inter_op_num_threads",
+                                 "session.intra_op_thread_affinities", "session.graph_optimization_level",
+                                 "session.set_denormal_as_zero", "session.dynamic_block_base", "no.such.key"};
+    for (size_t i = 0; i < sizeof neutral / sizeof *neutral; i++)
+        if (!oq_session_config_neutral(neutral[i])) fail_msg("%s not neutral", neutral[i]);
+    for (size_t i = 0; i < sizeof not_neutral / sizeof *not_neutral; i++)
+        if (oq_session_config_neutral(not_neutral[i])) fail_msg("%s neutral", not_neutral[i]);
+    assert_int_equal(oq_session_config_neutral(NULL), 0);
+    assert_int_equal(oq_session_config_level("disable_all"), 0);
+    assert_int_equal(oq_session_config_level("enable_layout"), 3);
+    assert_int_equal(oq_session_config_level("enable_all"), 99);
+    assert_int_equal(oq_session_config_level("99"), -1);
+    assert_int_equal(oq_session_config_level(NULL), -1);
+}
+
 static void test_null_arguments(void **state)
 {
     (void)state;
@@ -108,6 +158,8 @@ int main(void)
         cmocka_unit_test(test_every_header_key_known),
         cmocka_unit_test(test_misspelt_key_names_closest),
         cmocka_unit_test(test_values_in_domain),
+        cmocka_unit_test(test_integers_in_range),
+        cmocka_unit_test(test_neutral_keys_and_levels),
         cmocka_unit_test(test_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

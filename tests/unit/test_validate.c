@@ -2992,9 +2992,9 @@ static void self_comparison_refused(void **state)
     remove_dir(dir);
 }
 
-/* Outputs saved by ORT as a file saved before 2026-12-05 records them: a comment naming the ORT
- * library by path, no SHA-256 (the model's file is hand_attention's). */
-static void saved_outputs_naming(const char *saved, const char *lib, const char *model_sha)
+/* Outputs saved by ORT with a comment naming the ORT library by path and, where `session` is
+ * not NULL, the session options (a JSON object) they were saved with. */
+static void saved_outputs_with(const char *saved, const char *lib, const char *model_sha, const char *session)
 {
     int64_t shape[] = {2};
     oq_tensor *t;
@@ -3004,13 +3004,88 @@ static void saved_outputs_naming(const char *saved, const char *lib, const char 
     char comment[2048];
     snprintf(comment, sizeof comment,
              "ortqual-outputs {\"config\": \"cpu:model:fp32\", \"provider\": \"cpu\", \"model_sha256\": \"%s\", "
-             "\"ort_version\": \"1.29.0\", \"ort_library\": \"%s\"}",
-             model_sha, lib);
+             "\"ort_version\": \"1.29.0\", \"ort_library\": \"%s\"%s%s}",
+             model_sha, lib, session ? ", \"session\": " : "", session ? session : "");
     assert_int_equal(oq_npz_bytes(1, (const oq_tensor *const *)&t, 0, saved, &buf, &len, NULL), OQ_OK);
     assert_int_equal(oq_npz_set_comment(&buf, &len, comment, NULL), OQ_OK);
     assert_int_equal(oq_write_file_atomic(saved, buf, len, 1, NULL), OQ_OK);
     free(buf);
     oq_tensor_free(t);
+}
+
+/* Outputs saved by ORT as a file saved before 2026-12-05 records them: a comment naming the ORT
+ * library by path, no SHA-256 (the model's file is hand_attention's). */
+static void saved_outputs_naming(const char *saved, const char *lib, const char *model_sha)
+{
+    saved_outputs_with(saved, lib, model_sha, NULL);
+}
+
+/* Saved outputs judged by a session apart from theirs only in entries that cannot change a
+ * number (a log id, spinning) or in how the same graph optimization level is given (the option,
+ * or a session.graph_optimization_level entry, which ORT takes over the option) are ORT compared
+ * with itself, refused (each ran and PASSED with max|err| 0, no note); an entry that can change
+ * a number (denormals as zero, another level, a thread count) is a comparison. */
+static void saved_by_this_session_spelt_otherwise(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("savedspelt"), *saved = path_in(dir, "outputs_000.npz");
+    const char *model = OQ_SOURCE_DIR "/tests/fixtures/torch/hand_attention/hand_attention_op18.onnx";
+    char *ort = realpath(OQ_ORT_LIB, NULL);
+    oq_model_file mf;
+    assert_int_equal(oq_model_file_read(model, &mf, NULL), OQ_OK);
+    char model_sha[65];
+    snprintf(model_sha, sizeof model_sha, "%s", mf.sha256);
+    oq_model_file_clear(&mf);
+    oq_config cfg[2];
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    oq_validate_opts o;
+    oq_validate_opts_default(&o);
+    o.configs = cfg;
+    o.n_configs = 2;
+    o.kind = OQ_MODEL_USER;
+    o.model_path = model;
+    const char *files[] = {saved};
+    o.expected_files = files;
+    o.n_expected_files = 1;
+    static const struct {
+        const char *saved, *key, *value;
+        oq_graph_opt graph_opt;
+        int self;
+    } cases[] = {
+        {"{}", "session.log_id", "x", OQ_GRAPH_OPT_DEFAULT, 1},
+        {"{}", "session.intra_op.allow_spinning", "1", OQ_GRAPH_OPT_DEFAULT, 1},
+        {"{}", "session.log_severity_level", "0", OQ_GRAPH_OPT_DEFAULT, 1},
+        {"{}", "session.graph_optimization_level", "enable_all", OQ_GRAPH_OPT_DEFAULT, 1},
+        {"{}", "session.graph_optimization_level", "enable_all", OQ_GRAPH_OPT_DISABLE, 1},
+        {"{\"session.log_id\": \"saved\"}", NULL, NULL, OQ_GRAPH_OPT_ALL, 1},
+        {"{\"session.graph_optimization_level\": \"enable_basic\"}", NULL, NULL, OQ_GRAPH_OPT_BASIC, 1},
+        {"{}", "session.graph_optimization_level", "disable_all", OQ_GRAPH_OPT_DEFAULT, 0},
+        {"{}", "session.graph_optimization_level", "enable_layout", OQ_GRAPH_OPT_DEFAULT, 0},
+        {"{}", "session.set_denormal_as_zero", "1", OQ_GRAPH_OPT_DEFAULT, 0},
+        {"{}", "session.intra_op_num_threads", "1", OQ_GRAPH_OPT_DEFAULT, 0},
+        {"{\"session.graph_optimization_level\": \"enable_basic\"}", NULL, NULL, OQ_GRAPH_OPT_DEFAULT, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char session[256];
+        snprintf(session, sizeof session, "{\"threads\": 0, \"graph_opt\": 0, \"config\": %s, \"ep_options\": {}}",
+                 cases[i].saved);
+        saved_outputs_with(saved, ort, model_sha, session);
+        const char *key[] = {cases[i].key}, *value[] = {cases[i].value};
+        o.n_session_configs = cases[i].key ? 1 : 0;
+        o.session_config_keys = key;
+        o.session_config_values = value;
+        o.graph_opt = cases[i].graph_opt;
+        oq_err err = OQ_ERR_INIT;
+        oq_status st = oq_validate_saved_self(&o, ort, &err);
+        if (cases[i].self && (st != OQ_ERR_INVALID_ARG || !strstr(err.msg, "and the same session options as ORT runs them")))
+            fail_msg("case %zu (%s=%s): not refused as ORT compared with itself: %s", i, cases[i].key, cases[i].value,
+                     err.msg);
+        if (!cases[i].self && st != OQ_OK) fail_msg("case %zu (%s=%s): refused: %s", i, cases[i].key, cases[i].value, err.msg);
+    }
+    free(ort);
+    free(saved);
+    remove_dir(dir);
 }
 
 /* Saved outputs whose comment names the ORT that made them by path alone: a byte-identical copy
@@ -3503,6 +3578,7 @@ int main(void)
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(self_comparison_refused),
         cmocka_unit_test(saved_by_a_copy_of_this_ort),
+        cmocka_unit_test(saved_by_this_session_spelt_otherwise),
         cmocka_unit_test(reference_heads_in_every_form),
         cmocka_unit_test(summary_texts_in_the_callers_terms),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),

@@ -153,6 +153,16 @@ static void session_value_entry_null(oq_validate_opts *o, oq_config *c)
     o->session_config_keys = one_key;
     o->session_config_values = one_null;
 }
+/* a session config key given twice: ORT kept the last value without a word */
+static const char *const spin_keys[] = {"session.intra_op.allow_spinning", "session.intra_op.allow_spinning"},
+                         *const spin_values[] = {"0", "1"};
+static void session_key_twice(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->n_session_configs = 2;
+    o->session_config_keys = spin_keys;
+    o->session_config_values = spin_values;
+}
 static void ep_key_entry_null(oq_validate_opts *o, oq_config *c)
 {
     (void)c;
@@ -221,6 +231,8 @@ static const spoiled events_and_masks[] = {
     {session_keys_null, "oq_validate_run: session_config_keys is NULL (n_session_configs 1)"},
     {session_values_null, "oq_validate_run: session_config_values is NULL (n_session_configs 1)"},
     {session_value_entry_null, "oq_validate_run: session_config_values[0] is NULL (key 'sdpa_kernel')"},
+    {session_key_twice, "oq_validate_run: session_config_keys[0] and [1] are both 'session.intra_op.allow_spinning' "
+                        "(values '0' and '1'): ORT would keep the last without a word; give each key once"},
     {runtime_cuda, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (runtime cuda)"},
     {precision_fp16, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (precision fp16)"},
     {repr_decomposed, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (repr decomposed)"},
