@@ -2992,6 +2992,20 @@ static void self_comparison_refused(void **state)
     remove_dir(dir);
 }
 
+/* Options of `model` judged against one saved outputs file (files[0]) on ORT CPU. */
+static void saved_vs_cpu(oq_validate_opts *o, oq_config cfg[2], const char *model, const char **files)
+{
+    oq_config_parse("expected", &cfg[0], NULL);
+    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
+    oq_validate_opts_default(o);
+    o->configs = cfg;
+    o->n_configs = 2;
+    o->kind = OQ_MODEL_USER;
+    o->model_path = model;
+    o->expected_files = files;
+    o->n_expected_files = 1;
+}
+
 /* Outputs saved by ORT with a comment naming the ORT library by path and, where `session` is
  * not NULL, the session options (a JSON object) they were saved with. */
 static void saved_outputs_with(const char *saved, const char *lib, const char *model_sha, const char *session)
@@ -3037,17 +3051,9 @@ static void saved_by_this_session_spelt_otherwise(void **state)
     snprintf(model_sha, sizeof model_sha, "%s", mf.sha256);
     oq_model_file_clear(&mf);
     oq_config cfg[2];
-    oq_config_parse("expected", &cfg[0], NULL);
-    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
     oq_validate_opts o;
-    oq_validate_opts_default(&o);
-    o.configs = cfg;
-    o.n_configs = 2;
-    o.kind = OQ_MODEL_USER;
-    o.model_path = model;
     const char *files[] = {saved};
-    o.expected_files = files;
-    o.n_expected_files = 1;
+    saved_vs_cpu(&o, cfg, model, files);
     static const struct {
         const char *saved, *key, *value;
         oq_graph_opt graph_opt;
@@ -3111,17 +3117,9 @@ static void saved_by_a_copy_of_this_ort(void **state)
     assert_int_equal(system(cmd), 0);
     assert_int_equal(mkfifo(fifo, 0600), 0);
     oq_config cfg[2];
-    oq_config_parse("expected", &cfg[0], NULL);
-    oq_config_parse("cpu:model:fp32", &cfg[1], NULL);
     oq_validate_opts o;
-    oq_validate_opts_default(&o);
-    o.configs = cfg;
-    o.n_configs = 2;
-    o.kind = OQ_MODEL_USER;
-    o.model_path = model;
     const char *files[] = {saved};
-    o.expected_files = files;
-    o.n_expected_files = 1;
+    saved_vs_cpu(&o, cfg, model, files);
     oq_err err = OQ_ERR_INIT;
     alarm(60);
     saved_outputs_naming(saved, copy, model_sha);
