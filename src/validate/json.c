@@ -1903,10 +1903,11 @@ oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_
 /* Appends `key` to the list "a, b" in buf unless it is there. */
 static void note_key(char *buf, size_t n, const char *key)
 {
-    char list[2048], needle[512];
-    snprintf(list, sizeof list, ", %s,", buf);
-    snprintf(needle, sizeof needle, ", %s,", key);
-    if (strstr(list, needle)) return;
+    size_t len = strlen(key);
+    for (const char *p = buf; (p = strstr(p, key)) != NULL; p++)
+        if ((p == buf || (p >= buf + 2 && !strncmp(p - 2, ", ", 2))) &&
+            (p[len] == '\0' || p[len] == ','))
+            return;
     size_t used = strlen(buf);
     snprintf(buf + used, n - used, "%s%s", used ? ", " : "", key);
 }
