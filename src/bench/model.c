@@ -569,6 +569,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st) st = contract_polarity(o, m, err);
     char said[64]; /* who refuses, the library's words, worded as a format is */
     if (!st) st = oq_model_refuse_non_tensors(m->mi, o->model_path, oq_terms("the model bench", said, sizeof said), err);
+    if (!st) st = oq_model_refuse_no_outputs(m->mi, o->model_path, err);
     if (!st && o->inputs_path) st = oq_npz_read(o->inputs_path, &m->inputs, err);
     if (!st) st = check_defaults(o, m, err);
     if (!st) st = choose_mask(o, m, err);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "convert/convert-impl.h"
+#include "inspect/inspect-impl.h"
 #include "inspect/model-impl.h"
 
 static void *vec_push(cv_model *m, cv_vec *v, void *p)
@@ -195,6 +196,10 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, const cha
     if (why) {
         onnx__model_proto__free_unpacked(pm, NULL);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (%s)", name, why);
+    }
+    if (!pm->graph->n_output) { /* ORT cannot run it, and every node would be pruned */
+        onnx__model_proto__free_unpacked(pm, NULL);
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: " OQ_NO_OUTPUTS_WHY, name);
     }
     cv_model *m = calloc(1, sizeof *m);
     if (!m || !(m->name = strdup(name))) {

@@ -21,6 +21,14 @@ oq_status oq_model_refuse_default_inputs(const oq_model_info *mi, const oq_tenso
  * 'hs' is not a tensor (sequence of float32 tensors): TOOL cannot compare it ...". */
 oq_status oq_model_refuse_non_tensors(const oq_model_info *mi, const char *path, const char *tool, oq_err *err);
 
+/* What inspect warns of, and convert, validate and bench refuse (OQ_ERR_FORMAT, "PATH: ..."),
+ * for a graph without outputs: ONNX Runtime runs nothing for it ("OrtValue indexes should
+ * have been populated", or "At least one output should be requested"). */
+#define OQ_NO_OUTPUTS_WHY "the graph has no outputs: ONNX Runtime has nothing to compute"
+
+/* A graph without outputs refused, OQ_ERR_FORMAT "PATH: " OQ_NO_OUTPUTS_WHY. */
+oq_status oq_model_refuse_no_outputs(const oq_model_info *mi, const char *path, oq_err *err);
+
 /* The input or output of that name among io[0..n) (NULL name or none: NULL). */
 const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name);
 

@@ -471,6 +471,7 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
         external_file(&c, t, &mi->external_files, &mi->n_external_files);
     }
     mi->n_nodes = g->n_node;
+    if (!g->n_output) add_warning(&c, mi, dupf(&c, "%s", OQ_NO_OUTPUTS_WHY));
     for (size_t i = 0; !c.oom && i < g->n_node; i++) scan_node(&c, mi, m, i);
     if (mi->n_ops) qsort(mi->ops, mi->n_ops, sizeof *mi->ops, cmp_ops);
     oq_symctx_free(c.sym);
@@ -580,6 +581,11 @@ oq_status oq_model_refuse_default_inputs(const oq_model_info *mi, const oq_tenso
                               ": it feeds only inputs without one", path, what, name, name);
     }
     return OQ_OK;
+}
+
+oq_status oq_model_refuse_no_outputs(const oq_model_info *mi, const char *path, oq_err *err)
+{
+    return mi && !mi->n_outputs ? oq_err_set(err, OQ_ERR_FORMAT, "%s: " OQ_NO_OUTPUTS_WHY, path) : OQ_OK;
 }
 
 const oq_io_info *oq_find_io(const oq_io_info *io, size_t n, const char *name)

@@ -220,6 +220,7 @@ oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_wei
         sig->mi = *user_mi;
         *user_mi = NULL;
         st = oq_model_refuse_non_tensors(sig->mi, path, "ortqual", err);
+        if (!st) st = oq_model_refuse_no_outputs(sig->mi, path, err);
         if (!st && user_uses && *user_uses) {
             sig->uses = *user_uses, *user_uses = NULL;
             if (user_tables) sig->tables = *user_tables, *user_tables = NULL;

@@ -796,6 +796,24 @@ static void test_hostile_models(void **state)
     oq_convert_report_free(r);
     free(bad);
     free(buf);
+    /* no outputs: an input error naming it (the check got ORT's "OrtValue indexes should have
+     * been populated", exit 3), with no report */
+    attention_model(OQ_DTYPE_FLOAT32, &buf, &len);
+    pm = onnx__model_proto__unpack(NULL, len, buf);
+    assert_non_null(pm);
+    size_t n_out = pm->graph->n_output;
+    pm->graph->n_output = 0; /* the graph builder refuses none */
+    bad = malloc(onnx__model_proto__get_packed_size(pm));
+    assert_non_null(bad);
+    n = onnx__model_proto__pack(pm, bad);
+    pm->graph->n_output = n_out;
+    onnx__model_proto__free_unpacked(pm, NULL);
+    o.passes = OQ_CONVERT_FUSE;
+    assert_int_equal(oq_convert_plan_bytes(bad, n, "noout.onnx", &o, &r, &err), OQ_ERR_FORMAT);
+    assert_string_equal(err.msg, "noout.onnx: the graph has no outputs: ONNX Runtime has nothing to compute");
+    assert_null(r);
+    free(bad);
+    free(buf);
 }
 
 /* The opset-23 export that ORT refuses runs once its mask spans the queries. */

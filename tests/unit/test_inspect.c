@@ -415,6 +415,36 @@ static void test_microsoft_and_custom_domains(void **state)
     oq_model_info_free(mi);
 }
 
+/* A graph without outputs is a model ONNX Runtime runs nothing of: a warning, not silence. */
+static void test_no_outputs_warned(void **state)
+{
+    (void)state;
+    oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, NULL, &g, NULL), OQ_OK);
+    oq_dim d[] = {OQ_DIM(2)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 1, d);
+    const char *y = oq_graph_op(g, "Relu", 1, (const char *[]){"x"}, 0, NULL);
+    oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 1, d); /* the builder refuses none: dropped below */
+    uint8_t *buf;
+    size_t n;
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, NULL), OQ_OK);
+    oq_graph_free(g);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    assert_non_null(m);
+    size_t n_out = m->graph->n_output;
+    m->graph->n_output = 0;
+    oq_model_info *mi = NULL;
+    assert_int_equal(oq_model_inspect_proto(m, "noout.onnx", &mi, NULL), OQ_OK);
+    m->graph->n_output = n_out;
+    onnx__model_proto__free_unpacked(m, NULL);
+    free(buf);
+    assert_int_equal(mi->n_outputs, 0);
+    assert_int_equal(mi->n_warnings, 1);
+    assert_string_equal(mi->warnings[0], "the graph has no outputs: ONNX Runtime has nothing to compute");
+    oq_model_info_free(mi);
+}
+
 /* The matcher shared with convert: which decomposed chains are attention, and why not. */
 static void test_fixture_chains(void **state)
 {
@@ -1016,6 +1046,7 @@ int main(void)
         cmocka_unit_test(test_matcher_missing_inputs),
         cmocka_unit_test(test_inputs_with_a_default),
         cmocka_unit_test(test_declared_dims),
+        cmocka_unit_test(test_no_outputs_warned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,93 @@
+"""author_models.py DIR: the small models of e2e/convert_author, as an ONNX graph author writes
+them by hand (after a QA pass with ~37 such models): no outputs, opset-11 softmax axes, scales and
+masks the fuse refuses, a softmax output also read elsewhere, a com.microsoft attention. Written
+with pbwire alone, as the other e2e model writers are."""
+import os
+import struct
+import sys
+
+import numpy as np
+
+from pbwire import enc, ld
+
+B, H, L, D = 1, 2, 4, 8
+F32, BOOL = 1, 9
+
+
+def vi(f, v):
+    return enc(f << 3) + enc(v & ((1 << 64) - 1))
+
+
+def tensor(name, arr):
+    arr = np.asarray(arr, np.float32)
+    return b"".join(vi(1, d) for d in arr.shape) + vi(2, F32) + ld(8, name.encode()) + ld(9, arr.tobytes())
+
+
+def attr(name, v):
+    b = ld(1, name.encode())
+    if isinstance(v, float): return b + enc(2 << 3 | 5) + struct.pack("<f", v) + vi(20, 1)
+    if isinstance(v, int): return b + vi(3, v) + vi(20, 2)
+    return b + b"".join(vi(8, x) for x in v) + vi(20, 7)
+
+
+def node(op, ins, outs, domain=None, **a):
+    b = b"".join(ld(1, i.encode()) for i in ins) + b"".join(ld(2, o.encode()) for o in outs)
+    b += ld(3, (op + "_" + outs[0]).encode()) + ld(4, op.encode())
+    if domain: b += ld(7, domain.encode())
+    return b + b"".join(ld(5, attr(k, v)) for k, v in a.items())
+
+
+def valinfo(name, shape, et=F32):
+    dims = b"".join(ld(1, vi(1, d)) for d in shape)
+    return ld(1, name.encode()) + ld(2, ld(1, vi(1, et) + ld(2, dims)))
+
+
+def graph(nodes, inputs, outputs, inits=()):
+    b = b"".join(ld(1, n) for n in nodes) + ld(2, b"g") + b"".join(ld(5, t) for t in inits)
+    return b + b"".join(ld(11, i) for i in inputs) + b"".join(ld(12, o) for o in outputs)
+
+
+def save(name, g, opset=18, ms=False):
+    m = vi(1, 8) + ld(2, b"author") + ld(7, g) + ld(8, ld(1, b"") + vi(2, opset))
+    if ms: m += ld(8, ld(1, b"com.microsoft") + vi(2, 1))
+    open(os.path.join(sys.argv[1], name + ".onnx"), "wb").write(m)
+
+
+QKV = [valinfo(n, [B, H, L, D]) for n in "qkv"]
+Y = valinfo("y", [B, H, L, D])
+C = tensor("c", np.array(0.3))
+
+
+def chain(scale="c", softmax_axis=-1, between=()):
+    """Transpose(k) -> MatMul -> Mul(scale) [-> between] -> Softmax -> MatMul."""
+    n = [node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), node("MatMul", ["q", "kt"], ["s"]),
+         node("Mul", ["s", scale], ["ss"])]
+    last = "ss"
+    for op, other, out in between:
+        n.append(node(op, [last, other], [out]))
+        last = out
+    sm = {} if softmax_axis is None else {"axis": softmax_axis}
+    return n + [node("Softmax", [last], ["p"], **sm), node("MatMul", ["p", "v"], ["y"])]
+
+
+save("empty", graph([], [], []))
+save("noout", graph([node("Relu", ["x"], ["r"])], [valinfo("x", [2])], []))
+np.savez(os.path.join(sys.argv[1], "noout_in.npz"), x=np.ones(2, np.float32))
+# opset 11: the keys' axis (3, the last: the same meaning as at 13), the query axis (2: flattened
+# with the keys), a classifier's Softmax over the last axis (2-D: its default axis 1) and one
+# over axis 1 of three (flattened: refused)
+save("op11_last", graph(chain(softmax_axis=3), QKV, [Y], [C]), opset=11)
+save("op11_axis2", graph(chain(softmax_axis=2), QKV, [Y], [C]), opset=11)
+save("op11_cls", graph([node("Softmax", ["x"], ["y"])], [valinfo("x", [2, 3])], [valinfo("y", [2, 3])]), opset=11)
+save("op11_flat", graph([node("Softmax", ["x"], ["y"], axis=1)], [valinfo("x", [2, 3, 4])],
+                        [valinfo("y", [2, 3, 4])]), opset=11)
+# a per-head scale [1, H, 1, 1]; a bias and a mask both added
+save("perhead", graph(chain(), QKV, [Y], [tensor("c", np.array([0.5, 0.125]).reshape(1, H, 1, 1))]))
+bias = np.random.default_rng(0).standard_normal((1, H, L, L))
+save("two_adds", graph(chain(between=[("Add", "bias", "sb"), ("Add", "m", "sm")]), QKV + [valinfo("m", [B, 1, 1, L])],
+                       [Y], [C, tensor("bias", bias)]))
+# need_weights: the softmax output is also a graph output
+save("probs_out", graph(chain(), QKV, [Y, valinfo("p", [B, H, L, L])], [C]))
+# ONNX Runtime's contrib MultiHeadAttention, 3-D
+save("ms_mha", graph([node("MultiHeadAttention", ["q", "k", "v"], ["y"], domain="com.microsoft", num_heads=H)],
+                     [valinfo(n, [B, L, H * D]) for n in "qkv"], [valinfo("y", [B, L, H * D])]), ms=True)
