@@ -295,6 +295,9 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     if (!st && o->attention_dtype) st = cv_pass_attention_dtype(c, m, (int32_t)o->attention_dtype, emulate, err);
     if (!st && (o->passes & OQ_CONVERT_LOWER)) st = cv_pass_lower(c, m, err);
     if (st) return st;
+    /* before the opset check: a node a pass replaced (a fused Softmax) is no node of the output */
+    size_t pruned = cv_prune(m);
+    if (pruned) cv_step(c->r, "prune", "", "removed", "%zu nodes nothing reads any more", pruned);
     size_t refused = c->r->refused;
     const char *why = NULL;
     int64_t need = needed_opset(m, &why);
@@ -334,8 +337,6 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
         if (ir > m->ir_version) m->ir_version = ir;
     }
     c->r->opset_out = m->opset;
-    size_t pruned = cv_prune(m);
-    if (pruned) cv_step(c->r, "prune", "", "removed", "%zu nodes nothing reads any more", pruned);
     attention_shapes(c, m);
     head_size_notes(c, m);
     c->computes_in = computes_in(c, m);

@@ -8,7 +8,8 @@
  * mode names in 20), or a legacy attribute went away (broadcast, is_test,
  * consumed_inputs, spatial). A node written for the old opset would be read
  * with the new meaning, silently; so raising the opset over one of these
- * versions is refused, naming the operator. Type-only extensions (bfloat16,
+ * versions is refused, naming the operator (but a Softmax over the last axis, which means the
+ * same in both, passes). Type-only extensions (bfloat16,
  * float8, int4) keep the meaning and are not listed. An operator new in an opset is listed
  * too: before it, a default-domain node of that name is no ONNX operator, and the raise
  * would give it the new one's meaning. */
@@ -84,6 +85,18 @@ static const changed table[] = {
 #define KNOWN_MAX 26
 _Static_assert(CV_OPSET_MAX <= KNOWN_MAX, "read the ONNX changelog of the new opsets into the table first");
 
+/* Softmax, LogSoftmax and Hardmax before 13 flatten the input to 2-D at their axis (default 1);
+ * from 13 they normalise over that one axis (default -1). Over the last axis both read the
+ * same, as ONNX's own 12 -> 13 adapter keeps it: only then may the raise leave the node. */
+static int same_over_last_axis(cv_model *m, const Onnx__NodeProto *n)
+{
+    if (!oq_node_is(n, "Softmax") && !oq_node_is(n, "LogSoftmax") && !oq_node_is(n, "Hardmax")) return 0;
+    int64_t axis = oq_node_attr_int(n, "axis", 1);
+    if (axis == -1) return 1;
+    int rank = n->n_input ? oq_gview_rank(cv_view(m), n->input[0]) : -1;
+    return rank > 0 && (axis < 0 ? axis + rank : axis) == rank - 1;
+}
+
 int cv_opset_check(cv_ctx *c, cv_model *m, int64_t target)
 {
     long long from = (long long)m->opset_in, to = (long long)target;
@@ -95,7 +108,7 @@ int cv_opset_check(cv_ctx *c, cv_model *m, int64_t target)
     }
     for (size_t i = 0; i < m->nodes.n; i++) {
         const Onnx__NodeProto *n = m->nodes.v[i];
-        if (cv_node_created(m, n)) continue;
+        if (cv_node_created(m, n) || (m->opset_in < 13 && same_over_last_axis(m, n))) continue;
         for (size_t k = 0; k < sizeof table / sizeof *table; k++)
             if (oq_node_is(n, table[k].op) && table[k].since > m->opset_in && table[k].since <= target) {
                 c->r->refused++;

@@ -21,4 +21,18 @@ for m in empty noout; do
 done
 expect 2 "noout\.onnx: the graph has no outputs" $Q validate --model noout.onnx --inputs noout_in.npz \
     --configs cpu:model:fp32 --outdir v
+
+# opset 11: the fused Softmax was refused by the opset check it no longer stood in (exit 1)
+expect 0 "opset +rewritten +ai.onnx opset 11 -> 23" $Q convert op11_last.onnx --plan --fuse
+expect 0 "written: " $Q convert op11_last.onnx -o op11_23.onnx --fuse
+$Q inspect --json op11_23.onnx | $PY -c '
+import json, sys
+m = json.load(sys.stdin); ops = {o["op_type"] for o in m["operators"]}
+assert m["opsets"][0]["version"] == 23 and "Attention" in ops and "Softmax" not in ops, (m["opsets"], ops)' &&
+    ok "op11_last: Attention at opset 23, no Softmax left" || bad "op11_last's output"
+# ... and a Softmax the raise keeps: over the last axis (2-D, its default axis 1) it reads the
+# same at 13; over axis 1 of 3 it flattened two axes, and is still refused
+expect 0 "written: " $Q convert op11_cls.onnx -o cls_13.onnx --opset 13
+expect 1 "opset +refused +Softmax_y: cannot raise ai.onnx opset 11 to 13: Softmax changed meaning" \
+    $Q convert op11_flat.onnx --plan --opset 13
 report
