@@ -175,6 +175,21 @@ static void head_size_notes(cv_ctx *c, cv_model *m)
     }
 }
 
+/* ONNX Runtime's contrib attention (com.microsoft MultiHeadAttention, GroupQueryAttention, ...)
+ * is neither a decomposed chain nor an ONNX Attention: an attention pass asked for leaves it as
+ * it is, and says so by name rather than "no Attention node" alone. */
+static void contrib_notes(cv_ctx *c, cv_model *m)
+{
+    const oq_convert_opts *o = c->o;
+    if (!(o->passes & ~OQ_CONVERT_DECOMPOSE_ELU) && !o->attention_dtype) return;
+    for (size_t i = 0; i < m->nodes.n; i++) {
+        const Onnx__NodeProto *n = m->nodes.v[i];
+        if (!n->domain || strcmp(n->domain, "com.microsoft") || !n->op_type || !strstr(n->op_type, "Attention")) continue;
+        cv_step(c->r, "contrib", n->name, "note", "com.microsoft %s left as it is: convert rewrites decomposed "
+                "attention chains and ONNX Attention nodes, not ONNX Runtime's contrib operators", n->op_type);
+    }
+}
+
 static void record_contract(cv_ctx *c, cv_model *m)
 {
     if (!c->contract_input) return;
@@ -288,6 +303,7 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     if (st) return st;
     size_t typed = cv_infer_types(m);
     if (typed) cv_step(c->r, "shapes", "", "added", "%zu tensors without value_info got their inferred type", typed);
+    contrib_notes(c, m);
     if (o->passes & OQ_CONVERT_FUSE) st = cv_pass_fuse(c, m, err);
     if (!st && (o->passes & OQ_CONVERT_MASK_TO_SEQLEN)) st = cv_pass_mask_to_seqlen(c, m, err);
     if (!st && (o->passes & OQ_CONVERT_EXPAND_MASK)) st = cv_pass_expand_mask(c, m, err);

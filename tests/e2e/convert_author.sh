@@ -35,4 +35,8 @@ assert m["opsets"][0]["version"] == 23 and "Attention" in ops and "Softmax" not 
 expect 0 "written: " $Q convert op11_cls.onnx -o cls_13.onnx --opset 13
 expect 1 "opset +refused +Softmax_y: cannot raise ai.onnx opset 11 to 13: Softmax changed meaning" \
     $Q convert op11_flat.onnx --plan --opset 13
+
+# com.microsoft MultiHeadAttention: named and left as it is (the plan said only "no Attention node")
+expect 0 "contrib +note +MultiHeadAttention_y: com.microsoft MultiHeadAttention left as it is: convert rewrites" \
+    $Q convert ms_mha.onnx --plan --flash
 report
