@@ -245,6 +245,36 @@ static int folded_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const
     return 0;
 }
 
+/* A constant's shape as "[1, 2, 1, 1]" into buf. */
+static const char *shape_text(const Onnx__TensorProto *t, char *buf, size_t cap)
+{
+    size_t w = (size_t)snprintf(buf, cap, "[");
+    for (size_t i = 0; i < t->n_dims && w < cap; i++)
+        w += (size_t)snprintf(buf + w, cap - w, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    if (w < cap) snprintf(buf + w, cap - w, "]");
+    return buf;
+}
+
+/* Node p (input `path` on the score chain) is none the fuse takes: the rule it breaks, then
+ * the node, so the reader learns what to change, not only where. */
+static int refuse_score_op(const oq_gview *v, oq_sdpa_match *m, const Onnx__NodeProto *p, int path)
+{
+    int mul = oq_node_is(p, "Mul"), div = oq_node_is(p, "Div"), add = oq_node_is(p, "Add");
+    const char *other = p->n_input == 2 ? p->input[1 - path] : NULL;
+    const Onnx__TensorProto *t = other && (mul || div) ? oq_gview_const_proto(v, other) : NULL;
+    char dims[96];
+    if (t && (mul || path == 0))
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "a score scale that is not a scalar: %s '%s' by '%s' of shape %s "
+                      "(Attention's scale is one number)", op_name(p), node_name(p), other,
+                      shape_text(t, dims, sizeof dims));
+    if ((add || oq_node_is(p, "Where")) && m->mask != OQ_SDPA_MASK_NONE)
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "at most one mask is fused: %s '%s' %s the scores before the mask "
+                      "'%s' (a bias and a mask, or two masks)", op_name(p), node_name(p),
+                      add ? "adds to" : "masks", m->mask_value);
+    return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the score product and the softmax: only positive "
+                  "constant scalar scales and one mask (Add or Where) are fused there", op_name(p), node_name(p));
+}
+
 /* From the Softmax input back to the score MatMul: scales and the mask. */
 static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
 {
@@ -282,8 +312,7 @@ static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
             if (!oq_gview_const_scalar(v, p->input[path == 1 ? 2 : 1], &m->fill))
                 return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
         } else {
-            return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the score product and the softmax",
-                          op_name(p), node_name(p));
+            return refuse_score_op(v, m, p, path);
         }
         value = p->input[path];
         if (depth == 7) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score chain is too long");

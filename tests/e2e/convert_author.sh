@@ -39,4 +39,12 @@ expect 1 "opset +refused +Softmax_y: cannot raise ai.onnx opset 11 to 13: Softma
 # com.microsoft MultiHeadAttention: named and left as it is (the plan said only "no Attention node")
 expect 0 "contrib +note +MultiHeadAttention_y: com.microsoft MultiHeadAttention left as it is: convert rewrites" \
     $Q convert ms_mha.onnx --plan --flash
+
+# refusals say the rule, then the node (they said only "Mul 'Mul_ss' between the score product and
+# the softmax")
+expect 0 "not fusable: a score scale that is not a scalar: Mul 'Mul_ss' by 'c' of shape \[1, 2, 1, 1\]" \
+    $Q inspect perhead.onnx
+expect 0 "not fusable: at most one mask is fused: Add 'Add_sb' adds to the scores before the mask 'm'" \
+    $Q inspect two_adds.onnx
+expect 1 "fuse +refused +Softmax_p: a score scale that is not a scalar" $Q convert perhead.onnx --plan --fuse
 report
