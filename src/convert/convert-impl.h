@@ -115,6 +115,9 @@ size_t cv_infer_types(cv_model *m);
 /* Drop nodes nothing reads (graph outputs are read), then unused initializers and
  * value_info of values that no longer exist. Returns how many nodes went. */
 size_t cv_prune(cv_model *m);
+/* What cv_prune keeps: live[i] is 1 for node i (malloc'ed, m->nodes.n entries); NULL on OOM
+ * (m->oom set). */
+unsigned char *cv_live_nodes(cv_model *m);
 /* Put the nodes in a topological order (stable: the current order where allowed).
  * OQ_ERR_FORMAT when the graph has a cycle or reads an undefined value. */
 oq_status cv_toposort(cv_model *m, oq_err *err);

@@ -8,7 +8,7 @@
 /* What a match needs after the graph changed: names and node pointers only. */
 typedef struct fusion {
     oq_sdpa_match m;
-    const Onnx__NodeProto *softmax, *out_mm;
+    const Onnx__NodeProto *softmax, *out_mm, *score_mm;
 } fusion;
 
 static const char *mask_name(oq_sdpa_mask k)
@@ -170,6 +170,59 @@ static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
             f->guard ? ", IsNaN guard dropped (Attention gives fully masked rows zeros)" : "", f->chain);
 }
 
+/* Why live node `x` stays: from its output forward through the score-side ops it feeds, the
+ * graph output or the other node that reads it. */
+static void kept_by(cv_model *m, const unsigned char *live, const Onnx__NodeProto *x, char *buf, size_t cap)
+{
+    static const char *const along[] = {"Mul", "Div", "Add", "Sub", "Where", "Cast", NULL};
+    const oq_gview *v = cv_view(m);
+    const char *o = x->n_output ? x->output[0] : "";
+    snprintf(buf, cap, "'%s' is read elsewhere", o);
+    for (int depth = 0; v && depth < 8; depth++) {
+        if (oq_gview_is_output(v, o)) {
+            snprintf(buf, cap, "'%s' is also a graph output", o);
+            return;
+        }
+        const Onnx__NodeProto *r = NULL;
+        for (size_t i = 0, nc = oq_gview_consumer_count(v, o); !r && i < nc; i++) {
+            size_t ci = oq_gview_consumer(v, o, i);
+            if (live[ci]) r = m->nodes.v[ci];
+        }
+        if (!r) return;
+        int on = 0;
+        for (size_t k = 0; along[k]; k++) on |= oq_node_is(r, along[k]);
+        if (!on || !r->n_output) {
+            snprintf(buf, cap, "'%s' is also read by %s '%s'", o, r->op_type ? r->op_type : "",
+                     r->name ? r->name : "");
+            return;
+        }
+        o = r->output[0];
+    }
+}
+
+/* A fused chain whose softmax or score product something else still reads stays beside the
+ * Attention node (the result is the same, computed twice): say so, and why, rather than
+ * leave "fused" to suggest the chain went. */
+static void kept_notes(cv_ctx *c, cv_model *m, const fusion *fs, size_t n)
+{
+    unsigned char *live = n ? cv_live_nodes(m) : NULL;
+    for (size_t i = 0; live && i < n; i++) {
+        size_t si = cv_node_index(m, fs[i].softmax), mi = cv_node_index(m, fs[i].score_mm);
+        const Onnx__NodeProto *x = si != (size_t)-1 && live[si]   ? fs[i].softmax
+                                   : mi != (size_t)-1 && live[mi] ? fs[i].score_mm
+                                                                  : NULL;
+        if (!x) continue;
+        char why[640];
+        kept_by(m, live, x, why, sizeof why);
+        int sm = x == fs[i].softmax;
+        cv_step(c->r, "fuse", fs[i].softmax->name, "note", "the chain is kept beside the Attention node: %s, so "
+                "%s '%s' stays and %s computed twice (the outputs are the same; only the time is lost)", why,
+                sm ? "the Softmax" : "the score MatMul", x->name ? x->name : "",
+                sm ? "the scores and their softmax are" : "the scores are");
+    }
+    free(live);
+}
+
 oq_status cv_pass_fuse(cv_ctx *c, cv_model *m, oq_err *err)
 {
     const oq_gview *v = cv_view(m);
@@ -195,10 +248,12 @@ oq_status cv_pass_fuse(cv_ctx *c, cv_model *m, oq_err *err)
         } else {
             fu->softmax = s;
             fu->out_mm = m->nodes.v[fu->m.out_mm];
+            fu->score_mm = m->nodes.v[fu->m.score_mm];
             n++;
         }
     }
     for (size_t i = 0; i < n; i++) fuse_one(c, m, &fs[i]);
+    kept_notes(c, m, fs, n);
     free(fs);
     if (!seen) cv_step(c->r, "fuse", "", "note", "no decomposed attention chain found");
     return m->oom ? cv_oom(m, err) : OQ_OK;

@@ -775,7 +775,7 @@ static int graph_input(const cv_model *m, const char *name)
     return 0;
 }
 
-size_t cv_prune(cv_model *m)
+unsigned char *cv_live_nodes(cv_model *m)
 {
     const oq_gview *v = cv_view(m);
     size_t n = m->nodes.n;
@@ -784,20 +784,30 @@ size_t cv_prune(cv_model *m)
     if (!v || !live || !stack) {
         free(live), free(stack);
         m->oom = 1;
-        return 0;
+        return NULL;
     }
     const Onnx__GraphProto *g = m->orig->graph;
     for (size_t i = 0; i < g->n_output; i++) {
         size_t p;
         if (oq_gview_producer(v, g->output[i]->name, &p)) mark_live(v, m, live, stack, p);
     }
+    free(stack);
+    return live;
+}
+
+size_t cv_prune(cv_model *m)
+{
+    size_t n = m->nodes.n;
+    unsigned char *live = cv_live_nodes(m);
+    if (!live) return 0;
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
         if (live[i]) m->nodes.v[w++] = m->nodes.v[i];
     m->nodes.n = w;
-    free(live), free(stack);
+    free(live);
     cv_touch(m);
-    if (!(v = cv_view(m))) return n - w;
+    const oq_gview *v = cv_view(m);
+    if (!v) return n - w;
     captured sub = {m, {NULL, 0, 0}}; /* what the kept nodes' subgraphs read */
     for (size_t i = 0; i < m->nodes.n; i++) node_reads(m->nodes.v[i], 0, capture, &sub);
     size_t k = 0;

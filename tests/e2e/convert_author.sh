@@ -47,4 +47,9 @@ expect 0 "not fusable: a score scale that is not a scalar: Mul 'Mul_ss' by 'c' o
 expect 0 "not fusable: at most one mask is fused: Add 'Add_sb' adds to the scores before the mask 'm'" \
     $Q inspect two_adds.onnx
 expect 1 "fuse +refused +Softmax_p: a score scale that is not a scalar" $Q convert perhead.onnx --plan --fuse
+
+# the softmax output is also a graph output: fused, and the plan says the chain stays beside it
+expect 0 "fuse +note +Softmax_p: the chain is kept beside the Attention node: 'p' is also a graph output, so the Softmax 'Softmax_p' stays" \
+    $Q convert probs_out.onnx --plan --fuse
+expect 0 "written: " $Q convert probs_out.onnx -o probs_23.onnx --fuse
 report
