@@ -389,6 +389,10 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     int64_t axis = oq_node_attr_int(s, "axis", oq_gview_opset(v) >= 13 ? -1 : 1);
     if (rank < 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "the rank of the scores is unknown");
     if (axis < 0) axis += rank;
+    if (axis >= 0 && axis < rank - 1 && oq_gview_opset(v) < 13) /* before 13 Softmax flattens at its axis */
+        return refuse(m, OQ_SDPA_NOT_ATTENTION, "softmax over axes %lld..%d of %d flattened into one (a Softmax of "
+                      "opset %lld normalises over its axis and every axis after it), not over the keys (the last "
+                      "axis) alone", (long long)axis, rank - 1, rank, (long long)oq_gview_opset(v));
     if (axis != rank - 1)
         return refuse(m, OQ_SDPA_NOT_ATTENTION, "softmax over axis %lld of %d%s, not over the keys (the last axis)",
                       (long long)axis, rank, axis == rank - 2 ? " (the query axis)" : "");

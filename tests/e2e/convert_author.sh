@@ -52,4 +52,8 @@ expect 1 "fuse +refused +Softmax_p: a score scale that is not a scalar" $Q conve
 expect 0 "fuse +note +Softmax_p: the chain is kept beside the Attention node: 'p' is also a graph output, so the Softmax 'Softmax_p' stays" \
     $Q convert probs_out.onnx --plan --fuse
 expect 0 "written: " $Q convert probs_out.onnx -o probs_23.onnx --fuse
+
+# an opset-11 Softmax over axis 2 of 4 normalises over axes 2 and 3 together, not "the query axis"
+expect 0 "not attention: softmax over axes 2\.\.3 of 4 flattened into one \(a Softmax of opset 11 normalises" \
+    $Q inspect op11_axis2.onnx
 report
