@@ -456,9 +456,14 @@ static void worker_lines(oq_sb *b, const json_t *c)
         if (json_is_number(json_object_get(c, "session_create_s")))
             oq_sb_printf(b, ", session %s %.3f s", strcmp(oq_j_str(c, "status", ""), "skipped") ? "created in" : "refused after",
                          oq_j_num(c, "session_create_s"));
-        if (json_is_integer(json_object_get(c, "graph_opt_level"))) /* --graph-opt-level chose it */
+        if (json_is_integer(json_object_get(c, "graph_opt_level"))) /* the option or an entry chose it */
             oq_sb_printf(b, ", ORT's graph optimizations at level %lld",
                          (long long)json_integer_value(json_object_get(c, "graph_opt_level")));
+        if (!strcmp(oq_j_str(c, "graph_opt_level_from", ""), "session_config")) /* ORT took it over the option */
+            oq_sb_printf(b, " (set by the session config entry session.graph_optimization_level, over the level "
+                         "option's %lld)", json_is_integer(json_object_get(c, "graph_opt_option")) &&
+                         json_integer_value(json_object_get(c, "graph_opt_option")) >= 0
+                             ? (long long)json_integer_value(json_object_get(c, "graph_opt_option")) : 99LL);
         oq_sb_puts(b, "</p>\n");
     }
 }
