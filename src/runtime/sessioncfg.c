@@ -281,7 +281,7 @@ oq_status oq_session_config_check_for(const char *ort_version, const char *key, 
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "session config %s=%s: the value of %s is %s", key, value, key,
                           want);
     }
-    if (oq_session_config_newer(ort_version)) { /* it may know keys the headers do not: its to judge */
+    if (oq_session_config_newer(ort_version)) { /* it may know keys the headers do not: its own to judge */
         if (warning && n)
             snprintf(warning, n,
                      "session config key '%s' is not a key of ONNX Runtime 1.%d's session options "

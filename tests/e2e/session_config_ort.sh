@@ -70,4 +70,9 @@ one_line 2 "another measurement: --session-config \{\"session.intra_op.allow_spi
 rc=$?
 [ $rc -eq 0 ] && [ "$(grep -c "WARNING: session config key '$NEW' is not a key of ONNX Runtime 1.29's" bn.out)" = 1 ] &&
   ok "bench: $NEW on 1.30 runs, warned once" || bad "bench $NEW on 1.30: exit $rc: $(cat bn.out)"
+# and on 1.29: refused before the first row, nothing written
+"$Q" "${B[@]}" --session-config "$NEW=16" --outdir bo > bo.out 2>&1
+rc=$?
+[ $rc -eq 2 ] && [ ! -e bo ] && grep -q "key '$NEW': not a key of .*did you mean" bo.out &&
+  ok "bench: $NEW on 1.29 refused, exit 2, nothing written" || bad "bench $NEW on 1.29: exit $rc: $(cat bo.out)"
 report
