@@ -209,8 +209,20 @@ OQ_API int oq_graph_opt_from_level(int level);
  * count, 64-bit for a byte size, never negative but a block size's -1), changes nothing and says
  * nothing, or fails only when the session is made. Either is
  * OQ_ERR_INVALID_ARG naming the key (and the known key closest to an unknown one, or the values
- * the key takes). A key newer ORT builds added is refused as unknown too. */
+ * the key takes). A key newer ORT builds added is refused as unknown too (see
+ * oq_session_config_check_for, which knows the ORT that will read it). */
 OQ_API oq_status oq_session_config_check(const char *key, const char *value, oq_err *err);
+/* oq_session_config_check as the ONNX Runtime of version `ort_version` (a loaded one's
+ * oq_runtime_version) takes an entry: where that version is newer than the headers' (1.29: see
+ * oq_session_config_newer), a key they do not know may be one it reads, and is passed (OQ_OK)
+ * with `warning` (n bytes) saying so, naming both versions; "" otherwise. With ORT 1.29 or older,
+ * or `ort_version` NULL, an unknown key is refused as oq_session_config_check refuses it (with
+ * the closest known key). The value of a known key is checked either way. */
+OQ_API oq_status oq_session_config_check_for(const char *ort_version, const char *key, const char *value,
+                                             char *warning, size_t n, oq_err *err);
+/* 1 when ONNX Runtime `ort_version` ("1.30.0") is newer than the headers ortqual is built with,
+ * whose session config keys oq_session_config_check knows; 0 otherwise (NULL, unparsable). */
+OQ_API int oq_session_config_newer(const char *ort_version);
 /* The i-th key oq_session_config_check knows; NULL past the last. */
 OQ_API const char *oq_session_config_key(size_t i);
 

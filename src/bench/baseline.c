@@ -14,6 +14,7 @@
 #include "ortqual/bench.h"
 #include "ortqual/evidence.h"
 #include "ortqual/fileio.h"
+#include "runtime/sessioncfg-impl.h"
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
 
@@ -456,6 +457,30 @@ static void value_text(json_t *config, const char *key, char *buf, size_t n)
     free(t);
 }
 
+/* A copy of `config` with its session as ORT runs it, for a timing (oq_session_as_run, as a replay
+ * compares sessions for outputs): graph_opt_level the level ORT runs (its default as 99, a
+ * session.graph_optimization_level entry in place of the option) and session_configs an object
+ * without that entry and without the entries that cannot change a timing (the log id; spinning,
+ * profiling and logging can). A config lacking either key (an older one) is copied as it is. */
+static json_t *timed_session(const json_t *config)
+{
+    json_t *c = json_deep_copy(config), *pair, *entries = json_object();
+    const json_t *g = json_object_get(c, "graph_opt_level"), *sc = json_object_get(c, "session_configs");
+    size_t i;
+    if (!c || !entries || !json_is_integer(g) || !json_is_array(sc)) {
+        json_decref(entries);
+        return c;
+    }
+    json_array_foreach(sc, i, pair) {
+        const char *key = json_string_value(json_array_get(pair, 0));
+        if (key) json_object_set(entries, key, json_array_get(pair, 1));
+    }
+    int level = oq_session_as_run((int)json_integer_value(g), entries, OQ_SESSION_SAME_TIMING);
+    json_object_set_new(c, "graph_opt_level", json_integer(level));
+    json_object_set_new(c, "session_configs", entries);
+    return c;
+}
+
 oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opts *o, char *diff, size_t n,
                                   oq_err *err)
 {
@@ -464,19 +489,23 @@ oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opt
     OQ_NEED(err, diff);
     if (!n) return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_config_differs: no room for the difference");
     *diff = '\0';
-    json_t *here = NULL;
-    oq_status st = b->config ? oq_bench_config_json(o, &here, err) : OQ_OK; /* none: nothing to compare */
-    if (here) mask_of_options(b, o, here);
+    json_t *given = NULL;
+    oq_status st = b->config ? oq_bench_config_json(o, &given, err) : OQ_OK; /* none: nothing to compare */
+    if (given) mask_of_options(b, o, given);
+    json_t *here = given ? timed_session(given) : NULL, *there = here ? timed_session(b->config) : NULL;
+    if (given && (!here || !there)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !st && here && i < sizeof measured / sizeof *measured; i++) {
-        json_t *x = json_object_get(here, measured[i][0]), *y = json_object_get(b->config, measured[i][0]);
+        json_t *x = json_object_get(here, measured[i][0]), *y = json_object_get(there, measured[i][0]);
         if (!x || !y || json_equal(x, y)) continue; /* a key one side lacks (a model run, an older one) */
         char vx[128], vy[128], opt[64];
         value_text(here, measured[i][0], vx, sizeof vx);
-        value_text(b->config, measured[i][0], vy, sizeof vy);
+        value_text(there, measured[i][0], vy, sizeof vy);
         snprintf(diff, n, "%s %s here, %s in the baseline", oq_terms(measured[i][1], opt, sizeof opt), vx, vy);
         break;
     }
+    json_decref(given);
     json_decref(here);
+    json_decref(there);
     return st;
 }
 

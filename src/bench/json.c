@@ -8,6 +8,7 @@
 #include "fileio/fileio-impl.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
+#include "runtime/sessioncfg-impl.h"
 #include "status/args-impl.h"
 
 /* A number, or null when it was not measured (NAN) . */
@@ -302,10 +303,13 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
  * gathered after the sweep so every library the sessions loaded is listed; the library's
  * SHA-256 is the evidence's (a rebuild at the same path is another build). */
-static json_t *system_json(oq_runtime *rt)
+static json_t *system_json(oq_runtime *rt, const oq_bench_opts *o)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     json_t *ev = oq_evidence_collect_json(rt, NULL);
+    /* entries passed to a newer ORT unchecked: with the evidence's, printed once by the tool */
+    oq_session_config_warn(oq_runtime_version(rt), o->n_session_configs, o->session_config_keys,
+                           o->session_config_values, json_object_get(ev, "warnings"));
     json_t *sha = json_object_get(json_object_get(ev, "ort"), "library_sha256");
     return json_pack("{s:s,s:s,s:s,s:O,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
                      "ort_version", oq_runtime_version(rt), "ort_library", oq_runtime_lib_path(rt),
@@ -408,7 +412,7 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
                      : json_pack("{s:s,s:s,s:s,s:o,s:s,s:o,s:o,s:o,s:o}", "schema", OQ_BENCH_SCHEMA, "tool",
                                  "ortqual bench", "mode", model ? "model" : "attention", "start",
                                  rows->start[0] ? oq_json_text(rows->start) : json_null(), "end", when, "command_line",
-                                 argv_json(argc, argv), "system", system_json(rt), "config", opts, "results",
+                                 argv_json(argc, argv), "system", system_json(rt, o), "config", opts, "results",
                                  results);
     if (st) {
         json_decref(opts);

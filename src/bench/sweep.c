@@ -13,6 +13,7 @@
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
 #include "ortqual/mask.h"
+#include "runtime/sessioncfg-impl.h"
 #include "status/args-impl.h"
 
 void oq_bench_opts_default(oq_bench_opts *o)
@@ -469,6 +470,25 @@ static oq_status attention_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_benc
     return OQ_OK;
 }
 
+/* The session config entries every row's session gets, checked before the first row as each
+ * session would check them (oq_session_create): a key given twice, or one this ORT (`rt`) is not
+ * known to read, would fail every row. */
+static oq_status session_configs(oq_runtime *rt, const oq_bench_opts *o, oq_err *err)
+{
+    OQ_NEED_N(err, o->n_session_configs, o->session_config_keys);
+    OQ_NEED_N(err, o->n_session_configs, o->session_config_values);
+    for (size_t i = 0; i < o->n_session_configs; i++)
+        if (!o->session_config_keys[i] || !o->session_config_values[i])
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_bench_sweep: opts->session_config_%s[%zu] is NULL",
+                              o->session_config_keys[i] ? "values" : "keys", i);
+    oq_status st = oq_session_config_repeated("oq_bench_sweep", "opts->session_config_keys", o->n_session_configs,
+                                              o->session_config_keys, o->session_config_values, err);
+    for (size_t i = 0; !st && i < o->n_session_configs; i++)
+        st = oq_session_config_check_for(oq_runtime_version(rt), o->session_config_keys[i],
+                                         o->session_config_values[i], NULL, 0, err);
+    return st;
+}
+
 oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress,
                          void *user, oq_bench_rows **out, oq_err *err)
 {
@@ -478,8 +498,10 @@ oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progre
     *out = NULL;
     char start[32];
     oq_bench_utc_now(start);
-    oq_status st = o->model_path ? oq_bench_model_sweep(rt, o, progress, user, out, err)
-                                 : attention_sweep(rt, o, progress, user, out, err);
+    oq_status st = session_configs(rt, o, err);
+    if (!st)
+        st = o->model_path ? oq_bench_model_sweep(rt, o, progress, user, out, err)
+                           : attention_sweep(rt, o, progress, user, out, err);
     if (!st) memcpy((*out)->start, start, sizeof start);
     return st;
 }

@@ -306,12 +306,25 @@ static void ms(char *buf, size_t n, double v)
     else snprintf(buf, n, v < 10 ? "%.3f" : v < 1000 ? "%.1f" : "%.0f", v);
 }
 
-/* ", graph optimizations LEVEL" when --graph-opt-level chose them (a result's evidence). */
-static const char *graph_opt_note(oq_graph_opt g)
+/* ", graph optimizations LEVEL" when --graph-opt-level or a session.graph_optimization_level entry
+ * chose them, as the worker recorded the level ORT ran; an entry overrides the option (both said). */
+static const char *graph_opt_note(const oq_config_result *c, char *buf, size_t n)
 {
-    static const char *const names[] = {"", ", graph optimizations off (level 0)", ", graph optimizations basic (level 1)",
-                                        ", graph optimizations extended (level 2)", ", graph optimizations all (level 99)"};
-    return (unsigned)g < sizeof names / sizeof *names ? names[g] : "";
+    static const char *const names[] = {"off", "basic", "extended", "layout"};
+    json_t *ev = c->evidence_json ? json_loads(c->evidence_json, 0, NULL) : NULL, *ran = json_object_get(ev, "graph_opt");
+    int level = json_is_integer(json_object_get(ran, "level")) ? (int)json_integer_value(json_object_get(ran, "level"))
+                                                               : oq_graph_opt_level(c->graph_opt);
+    int entry = !strcmp(j_str(ran, "from", ""), "session_config");
+    int option = (int)json_integer_value(json_object_get(ran, "option"));
+    *buf = '\0';
+    if (level >= 0)
+        snprintf(buf, n, ", graph optimizations %s (level %d)%s", level <= 3 ? names[level] : "all", level,
+                 entry ? ", from --session-config " : "");
+    if (entry)
+        snprintf(buf + strlen(buf), n - strlen(buf), "session.graph_optimization_level, over --graph-opt-level%s%d",
+                 option < 0 ? "'s default " : " ", option < 0 ? 99 : option);
+    json_decref(ev);
+    return buf;
 }
 
 /* Who saved the outputs the `expected` reference is made of (their provenance), and whether the
@@ -367,7 +380,10 @@ static void config_row(const oq_config_result *c, const char *group)
     printf("%-34s ", oq_cli_shown(c->config.name));
     print_status(stdout, oq_verdict_name(c->status), 9);
     printf(" %7zu %-10s %10s %10s %10s %10s\n", c->totals.n, oq_cli_shown(worst_out), err_s, m_s, p_s, f_s);
-    if (c->ort_version) printf("    ONNX Runtime %s (%s)%s\n", oq_cli_shown(c->ort_version), oq_cli_shown(c->ort_library), graph_opt_note(c->graph_opt));
+    char note[256];
+    if (c->ort_version)
+        printf("    ONNX Runtime %s (%s)%s\n", oq_cli_shown(c->ort_version), oq_cli_shown(c->ort_library),
+               graph_opt_note(c, note, sizeof note));
     print_evidence_warnings(c);
     const oq_placement *p = c->placement.placement;
     for (size_t k = 0; p && k < p->n_eps; k++)
@@ -606,6 +622,21 @@ static int junit_clash(const char *cmd, const char *junit, const oq_validate_opt
     return rc;
 }
 
+/* Each session config entry the run's ORT took unchecked (a key the headers do not know, passed
+ * to a newer ORT), said once for the run as its summary's evidence records it. */
+static void print_session_config_warnings(const char *cmd, const oq_validate_opts *o, const oq_validate_summary *s)
+{
+    json_t *ev = s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : NULL;
+    const char *version = json_string_value(json_object_get(json_object_get(ev, "onnxruntime"), "version"));
+    for (size_t i = 0; version && i < o->n_session_configs; i++) {
+        char w[512];
+        if (!oq_session_config_check_for(version, o->session_config_keys[i], o->session_config_values[i], w, sizeof w,
+                                         NULL) && *w)
+            fprintf(stderr, "ortqual %s: WARNING: %s\n", cmd, oq_cli_shown(w));
+    }
+    json_decref(ev);
+}
+
 static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr, const char *self,
                       const struct oq_cli_run_output *out)
 {
@@ -634,6 +665,7 @@ static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_
     oq_status st = oq_validate_run(o, &summary, &e);
     progress_clear(&prog);
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
+    if (!st) print_session_config_warnings(cmd, o, summary);
     if (st) {
         int caught = oq_cli_signal_caught();
         int rc = oq_cli_refuse(cmd, out->json, st, e.msg, caught ? 128 + caught : oq_cli_exit_of(st));

@@ -111,6 +111,13 @@ int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg)
     return push_pair(&cr->option_keys, &cr->option_values, &cr->n_options, k, v);
 }
 
+static int known_key(const char *key)
+{
+    for (size_t i = 0; oq_session_config_key(i); i++)
+        if (!strcmp(oq_session_config_key(i), key)) return 1;
+    return 0;
+}
+
 int oq_cli_runtime_session_config(const oq_opt *o, const char *arg)
 {
     struct oq_cli_runtime *cr = o->ctx;
@@ -118,7 +125,9 @@ int oq_cli_runtime_session_config(const oq_opt *o, const char *arg)
     if (split_pair(arg, "session-config", &k, &v)) return -1;
     oq_err e = {0};
     char said[OQ_ERR_MSG_MAX + 64];
-    if (oq_session_config_check(k, v, &e)) { /* ORT would store it unread: a silent no-op */
+    /* ORT would store it unread: a silent no-op; a key the headers do not know is judged by the
+     * library once it knows the ORT loaded (a newer one may read it) */
+    if (oq_session_config_check(k, v, &e) && known_key(k)) {
         oq_cli_error("%s", oq_cli_terms(e.msg, said, sizeof said));
         free(k);
         free(v);

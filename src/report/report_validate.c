@@ -127,6 +127,32 @@ static void placement_text(oq_sb *b, const json_t *cfg)
         oq_sb_puts(b, " <span class=\"reason\">(check failed)</span>");
 }
 
+/* ", N written by other members: bob (2), ..." and each one's spot check (the batch recomputed
+ * and what it showed) from the reference's cache_writers, as the text output says them: who else
+ * computed the numbers the verdict rests on belongs beside them. */
+static void cache_writers(oq_sb *b, const json_t *writers)
+{
+    size_t i, sum = 0;
+    const json_t *v;
+    if (!json_array_size(writers)) return;
+    json_array_foreach(writers, i, v) sum += (size_t)json_integer_value(json_object_get(v, "entries"));
+    oq_sb_printf(b, ", %zu written by other members%s", sum, sum ? ":" : "");
+    json_array_foreach(writers, i, v) {
+        json_int_t n = json_integer_value(json_object_get(v, "entries"));
+        if (!n) continue;
+        oq_sb_puts(b, " ");
+        oq_sb_esc(b, oq_j_str(v, "user", "?"));
+        oq_sb_printf(b, " (%lld)", (long long)n);
+    }
+    json_array_foreach(writers, i, v) {
+        const json_t *sc = json_object_get(v, "spot_check");
+        oq_sb_puts(b, "; spot check of ");
+        oq_sb_esc(b, oq_j_str(v, "user", "?"));
+        oq_sb_printf(b, "'s entries: batch %lld recomputed: ", (long long)json_integer_value(json_object_get(sc, "batch")));
+        oq_sb_esc(b, oq_j_str(sc, "result", "?"));
+    }
+}
+
 /* "reference: N of M batches from cache" (and a cache entry found bad), when the cache gave any;
  * the reference's row also says a group's shared cache (`group`, NULL: none), whatever it gave. */
 static void cache_row(oq_sb *b, const json_t *c, const oq_vd_config *vc, const char *group)
@@ -139,6 +165,7 @@ static void cache_row(oq_sb *b, const json_t *c, const oq_vd_config *vc, const c
         oq_sb_puts(b, ", a cache shared by group ");
         oq_sb_esc(b, group);
     }
+    cache_writers(b, json_object_get(c, "cache_writers"));
     if (warning) {
         oq_sb_puts(b, " (");
         oq_sb_esc(b, warning);
@@ -429,9 +456,14 @@ static void worker_lines(oq_sb *b, const json_t *c)
         if (json_is_number(json_object_get(c, "session_create_s")))
             oq_sb_printf(b, ", session %s %.3f s", strcmp(oq_j_str(c, "status", ""), "skipped") ? "created in" : "refused after",
                          oq_j_num(c, "session_create_s"));
-        if (json_is_integer(json_object_get(c, "graph_opt_level"))) /* --graph-opt-level chose it */
+        if (json_is_integer(json_object_get(c, "graph_opt_level"))) /* the option or an entry chose it */
             oq_sb_printf(b, ", ORT's graph optimizations at level %lld",
                          (long long)json_integer_value(json_object_get(c, "graph_opt_level")));
+        if (!strcmp(oq_j_str(c, "graph_opt_level_from", ""), "session_config")) /* ORT took it over the option */
+            oq_sb_printf(b, " (set by the session config entry session.graph_optimization_level, over the level "
+                         "option's %lld)", json_is_integer(json_object_get(c, "graph_opt_option")) &&
+                         json_integer_value(json_object_get(c, "graph_opt_option")) >= 0
+                             ? (long long)json_integer_value(json_object_get(c, "graph_opt_option")) : 99LL);
         oq_sb_puts(b, "</p>\n");
     }
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime/runtime-impl.h"
+#include "runtime/sessioncfg-impl.h"
 #include "status/args-impl.h"
 
 typedef struct io_info {
@@ -105,12 +106,17 @@ static oq_status build_options(oq_runtime *rt, const oq_session_opts *o, OrtSess
             return st;
         s->profiling = 1;
     }
+    for (size_t i = 0; i < o->n_session_configs; i++)
+        if (!o->session_config_keys[i] || !o->session_config_values[i])
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_session_create: opts->session_config_%s[%zu] is NULL",
+                              o->session_config_keys[i] ? "values" : "keys", i);
+    if ((st = oq_session_config_repeated("oq_session_create", "opts->session_config_keys", o->n_session_configs,
+                                         o->session_config_keys, o->session_config_values, err)))
+        return st;
     for (size_t i = 0; i < o->n_session_configs; i++) {
         const char *k = o->session_config_keys[i], *v = o->session_config_values[i];
-        if (!k || !v)
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_session_create: opts->session_config_%s[%zu] is NULL",
-                              k ? "values" : "keys", i);
-        if ((st = oq_session_config_check(k, v, err)) != OQ_OK) return st; /* ORT would store it unread */
+        /* ORT would store it unread; one newer than the headers may know it (the caller warns) */
+        if ((st = oq_session_config_check_for(rt->version, k, v, NULL, 0, err)) != OQ_OK) return st;
         char what[256];
         snprintf(what, sizeof what, "session config %s=%s", k, v);
         if ((st = oq_ort_status(rt, api->AddSessionConfigEntry(so, k, v), err, what)) != OQ_OK)

@@ -2,15 +2,49 @@
 #ifndef ORTQUAL_SESSIONCFG_IMPL_H
 #define ORTQUAL_SESSIONCFG_IMPL_H
 
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "ortqual/status.h"
+
+/* What two sessions apart only in some entries still share: the numbers they compute, the time
+ * they take. */
+#define OQ_SESSION_SAME_OUTPUTS 1
+#define OQ_SESSION_SAME_TIMING 2
+
 /* 1 when an entry of `key` provably cannot change an output (logging, profiling, spinning), so
  * that two sessions apart only in such entries compute the same numbers; 0 otherwise (an
  * unknown key or NULL included). */
 int oq_session_config_neutral(const char *key);
+/* The same for what `same` names (OQ_SESSION_SAME_OUTPUTS, OQ_SESSION_SAME_TIMING or both):
+ * for a timing only the log id is neutral (spinning, profiling and logging cost time). */
+int oq_session_config_neutral_for(const char *key, int same);
+
+/* A session as ORT runs it, the one place two sessions are made comparable (a replay against
+ * saved outputs, bench against its baseline): `level` (ORT's number of the level set as an
+ * option, -1 its default) and `config` (an object of the config entries, KEY: VALUE) where two
+ * spellings make one session. A session.graph_optimization_level entry takes the option's place
+ * (ORT takes the entry over it) and leaves `config`, as does every entry neutral for `same`
+ * (oq_session_config_neutral_for); returns the level ORT runs, its default as 99. */
+int oq_session_as_run(int level, json_t *config, int same);
+
+/* A key given twice among the n entries: ORT keeps the last value without a word (its warning
+ * only in its log), so a run would be recorded with both and run with one. OQ_ERR_INVALID_ARG
+ * naming `who` (the function) and `field` (the keys' array) and both values. */
+oq_status oq_session_config_repeated(const char *who, const char *field, size_t n, const char *const *keys,
+                                     const char *const *values, oq_err *err);
 
 /* ORT's level number (0, 1, 2, 3 or 99) that session.graph_optimization_level's value `name`
  * sets; -1 for any other name (or NULL). ORT takes this entry over the level set through
  * SetSessionGraphOptimizationLevel. */
 int oq_session_config_level(const char *name);
+
+/* The warning of each of the n entries that ONNX Runtime `ort_version` takes unchecked (a key the
+ * headers do not know, oq_session_config_check_for), appended to the array `warnings`: a
+ * summary's record of what was passed to ORT unread by ortqual. */
+void oq_session_config_warn(const char *ort_version, size_t n, const char *const *keys, const char *const *values,
+                            json_t *warnings);
 
 #define OQ_SESSION_CONFIG_LEVEL_KEY "session.graph_optimization_level"
 

@@ -36,8 +36,11 @@ typedef enum value_kind {
 /* Keys that provably cannot change an output: logging, profiling, how idle threads spin (not
  * how many there are, nor their affinities, from which ORT may take the count: an operator may
  * split its work by the thread count). A session that differs from another only in these runs
- * the same numbers. */
-#define NEUTRAL 1
+ * the same numbers. Of these only the log id cannot change a timing as well: spinning is what
+ * an idle worker does between the runs timed, profiling records every node of every run,
+ * verbose logging writes lines while a session is made (timed with include_session). */
+#define NEUTRAL OQ_SESSION_SAME_OUTPUTS
+#define NAME_ONLY (OQ_SESSION_SAME_OUTPUTS | OQ_SESSION_SAME_TIMING)
 
 static const struct {
     const char *key;
@@ -120,7 +123,7 @@ static const struct {
     {"session.inter_op_num_threads", COUNT},
     {"session.enable_cpu_mem_arena", SWITCH},
     {"session.enable_mem_pattern", SWITCH},
-    {"session.log_id", ANY, 0, 0, NEUTRAL},
+    {"session.log_id", ANY, 0, 0, NAME_ONLY},
     {"session.log_severity_level", INTEGER, 0, 4, NEUTRAL},
     {"session.log_verbosity_level", COUNT, NEUTRAL},
     {"session.enable_profiling", ANY, 0, 0, NEUTRAL},
@@ -184,9 +187,46 @@ int oq_session_config_level(const char *name)
 
 int oq_session_config_neutral(const char *key)
 {
+    return oq_session_config_neutral_for(key, OQ_SESSION_SAME_OUTPUTS);
+}
+
+int oq_session_config_neutral_for(const char *key, int same)
+{
     for (size_t i = 0; key && i < N_KEYS; i++)
-        if (!strcmp(key, keys[i].key)) return keys[i].neutral;
+        if (!strcmp(key, keys[i].key)) return (keys[i].neutral & same) == same;
     return 0;
+}
+
+int oq_session_as_run(int level, json_t *config, int same)
+{
+    const char *key;
+    json_t *value, *next;
+    json_object_foreach_safe(config, next, key, value) {
+        int named = strcmp(key, OQ_SESSION_CONFIG_LEVEL_KEY) ? -1 : oq_session_config_level(json_string_value(value));
+        if (named >= 0) level = named;
+        if (named >= 0 || oq_session_config_neutral_for(key, same)) json_object_del(config, key);
+    }
+    return level == -1 ? 99 : level;
+}
+
+oq_status oq_session_config_repeated(const char *who, const char *field, size_t n, const char *const *keys_,
+                                     const char *const *values, oq_err *err)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(keys_[i], keys_[j]))
+                return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                                  "%s: %s[%zu] and [%zu] are both '%s' (values '%s' and '%s'): ORT would keep the last "
+                                  "without a word; give each key once",
+                                  who, field, j, i, keys_[i], values[j], values[i]);
+    return OQ_OK;
+}
+
+int oq_session_config_newer(const char *ort_version)
+{
+    int major = 0, minor = 0;
+    if (!ort_version || sscanf(ort_version, "%d.%d", &major, &minor) != 2) return 0;
+    return major > 1 || (major == 1 && minor > ORT_API_VERSION);
 }
 
 /* Whether `v` is a base-10 integer from lo to hi (strtoll alone would skip spaces, take "" and
@@ -225,6 +265,15 @@ oq_status oq_session_config_check(const char *key, const char *value, oq_err *er
 {
     OQ_NEED(err, key);
     OQ_NEED(err, value);
+    return oq_session_config_check_for(NULL, key, value, NULL, 0, err);
+}
+
+oq_status oq_session_config_check_for(const char *ort_version, const char *key, const char *value, char *warning,
+                                      size_t n, oq_err *err)
+{
+    OQ_NEED(err, key);
+    OQ_NEED(err, value);
+    if (warning && n) *warning = '\0';
     for (size_t i = 0; i < N_KEYS; i++) {
         if (strcmp(key, keys[i].key)) continue;
         char want[96];
@@ -232,8 +281,27 @@ oq_status oq_session_config_check(const char *key, const char *value, oq_err *er
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "session config %s=%s: the value of %s is %s", key, value, key,
                           want);
     }
+    if (oq_session_config_newer(ort_version)) { /* it may know keys the headers do not: its own to judge */
+        if (warning && n)
+            snprintf(warning, n,
+                     "session config key '%s' is not a key of ONNX Runtime 1.%d's session options "
+                     "(onnxruntime_session_options_config_keys.h, which ortqual is built with); passed unchecked to "
+                     "ONNX Runtime %s, which may read it or store it unread",
+                     key, ORT_API_VERSION, ort_version);
+        return OQ_OK;
+    }
     return oq_err_set(err, OQ_ERR_INVALID_ARG,
                       "session config key '%s': not a key of ONNX Runtime's session options (C API %d's "
                       "onnxruntime_session_options_config_keys.h), which stores it unread; did you mean '%s'?",
                       key, ORT_API_VERSION, closest(key));
+}
+
+void oq_session_config_warn(const char *ort_version, size_t n, const char *const *keys_, const char *const *values,
+                            json_t *warnings)
+{
+    for (size_t i = 0; i < n; i++) {
+        char w[512];
+        if (!oq_session_config_check_for(ort_version, keys_[i], values[i], w, sizeof w, NULL) && *w)
+            json_array_append_new(warnings, json_string(w));
+    }
 }

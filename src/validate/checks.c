@@ -35,10 +35,13 @@ void oq_wcheck_session_opts(oq_wcheck *c, oq_session_opts *so)
 void oq_wcheck_placement_opts(oq_wcheck *c, oq_session_opts *so, const char **keys, const char **vals)
 {
     so->profile_prefix = c->profile_prefix;
-    keys[so->n_session_configs] = OQ_PLACEMENT_SESSION_CONFIG;
-    vals[so->n_session_configs++] = "1";
     so->session_config_keys = keys;
     so->session_config_values = vals;
+    /* the user's own entry of it is this one ("1": another value is refused before the run) */
+    for (size_t i = 0; i < so->n_session_configs; i++)
+        if (!strcmp(keys[i], OQ_PLACEMENT_SESSION_CONFIG)) return;
+    keys[so->n_session_configs] = OQ_PLACEMENT_SESSION_CONFIG;
+    vals[so->n_session_configs++] = "1";
 }
 
 /* Attention nodes that print routing lines (the fused operators, not decomposed chains). */

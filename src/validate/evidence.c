@@ -8,6 +8,7 @@
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "ortqual/runtime.h"
+#include "runtime/sessioncfg-impl.h"
 #include "validate/validate-impl.h"
 
 /* The parent loads the core library only: execution-provider libraries are loaded by the
@@ -48,10 +49,14 @@ char *oq_validate_evidence(const oq_validate_opts *o)
     json_t *argv = json_array();
     /* the command line and folder for people: a path that is not UTF-8 shown with U+FFFD */
     for (int i = 0; i < o->argc; i++) json_array_append_new(argv, oq_json_text(o->argv[i]));
+    json_t *ort = runtime_evidence(o), *system = oq_evidence_collect_json(NULL, NULL);
+    /* entries passed to a newer ORT unchecked, beside the evidence's own warnings */
+    oq_session_config_warn(json_string_value(json_object_get(ort, "version")), o->n_session_configs,
+                           o->session_config_keys, o->session_config_values, json_object_get(system, "warnings"));
     json_t *j = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:o, s:o}", "tool_version", ORTQUAL_VERSION,
-                          "onnxruntime", runtime_evidence(o), "ort_environment", env_evidence(), "host", "name",
+                          "onnxruntime", ort, "ort_environment", env_evidence(), "host", "name",
                           host, "system", u.sysname, "release", u.release, "machine", u.machine, "command", argv,
-                          "cwd", oq_json_text(cwd), "system", oq_evidence_collect_json(NULL, NULL));
+                          "cwd", oq_json_text(cwd), "system", system);
     char *text = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(j);
     return text;

@@ -36,10 +36,11 @@ static char *dup_of(const json_t *o, const char *key, int *ok)
     return d;
 }
 
-/* o["graph_opt_level"], ORT's number, as oq_graph_opt; absent or unknown: ORT's default. */
+/* The level set as an option, ORT's number, as oq_graph_opt: o["graph_opt_level"], or
+ * o["graph_opt_option"] where an entry set the level ORT ran; absent or unknown: ORT's default. */
 static oq_graph_opt graph_opt_back(const json_t *o)
 {
-    const json_t *v = json_object_get(o, "graph_opt_level");
+    const json_t *v = json_object_get(o, json_object_get(o, "graph_opt_option") ? "graph_opt_option" : "graph_opt_level");
     int g = json_is_integer(v) ? oq_graph_opt_from_level((int)json_integer_value(v)) : -1;
     return g < 0 ? OQ_GRAPH_OPT_DEFAULT : (oq_graph_opt)g;
 }
@@ -911,6 +912,24 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
     return config_json(r, -1, 0);
 }
 
+/* The graph optimization level ORT ran (graph_opt_level) and what set it (graph_opt_level_from:
+ * "session_config" where a session.graph_optimization_level entry overrode the option, whose level
+ * graph_opt_option keeps; "option"), as the worker's evidence records it (an older one: the option). */
+static void graph_opt_json(const oq_config_result *r, json_t *j)
+{
+    json_t *ev = r->evidence_json ? json_loads(r->evidence_json, 0, NULL) : NULL, *ran = json_object_get(ev, "graph_opt");
+    if (json_is_integer(json_object_get(ran, "level"))) {
+        json_object_set(j, "graph_opt_level", json_object_get(ran, "level"));
+        json_object_set(j, "graph_opt_level_from", json_object_get(ran, "from"));
+        if (json_is_integer(json_object_get(ran, "option")))
+            json_object_set(j, "graph_opt_option", json_object_get(ran, "option"));
+    } else if (r->graph_opt != OQ_GRAPH_OPT_DEFAULT) {
+        json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(r->graph_opt)));
+        json_object_set_new(j, "graph_opt_level_from", json_string("option"));
+    }
+    json_decref(ev);
+}
+
 /* mark >= 0: "batches" is the marker string BATCHES_MARK<mark> instead of the records;
  * bare: an empty array (the plots add the records they draw). */
 static json_t *config_json(const oq_config_result *r, long mark, int bare)
@@ -926,8 +945,7 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
     if (r->reported) {
         json_object_set_new(j, "config", json_string(c->name));
         json_object_set_new(j, "threads", json_integer(r->threads));
-        if (r->graph_opt != OQ_GRAPH_OPT_DEFAULT)
-            json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(r->graph_opt)));
+        graph_opt_json(r, j);
         char m[48];
         snprintf(m, sizeof m, BATCHES_MARK "%ld", mark);
         json_t *batches = mark >= 0 ? json_string(m) : json_array(), *outputs = json_array();

@@ -8,6 +8,7 @@
 #include "ortqual/compare.h"
 #include "ortqual/config.h"
 #include "ortqual/mask.h"
+#include "runtime/sessioncfg-impl.h"
 #include "validate/validate-impl.h"
 
 /* (an enum read as int: a negative value shows as such, whatever type the compiler gives it) */
@@ -96,19 +97,50 @@ static oq_status pairs(const char *keys_field, const char *const *keys, const ch
     return OQ_OK;
 }
 
-/* A session config key given twice: ORT keeps the last value without a word (its warning only
- * in its log), so the run would be recorded with both and run with one. */
-static oq_status repeated_configs(const oq_validate_opts *o, oq_err *err)
+/* The version of the ORT library `lib` (the default search for NULL) as loaded here; "" when it
+ * does not load (the run refuses that before any batch, naming the library). */
+static void version_of(const char *lib, char *version, size_t n)
 {
-    for (size_t i = 0; i < o->n_session_configs; i++)
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(o->session_config_keys[i], o->session_config_keys[j]))
-                return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                                  "oq_validate_run: session_config_keys[%zu] and [%zu] are both '%s' (values '%s' and "
-                                  "'%s'): ORT would keep the last without a word; give each key once",
-                                  j, i, o->session_config_keys[i], o->session_config_values[j],
-                                  o->session_config_values[i]);
+    oq_runtime *rt = NULL;
+    snprintf(version, n, "%s", oq_runtime_load(lib, &rt, NULL) ? "" : oq_runtime_version(rt));
+    oq_runtime_free(rt);
+}
+
+/* The placement check (require_full_gpu, profile) makes its session with the entry
+ * OQ_PLACEMENT_SESSION_CONFIG=1 added to the user's: a user's "1" is that entry (taken once), any
+ * other value would be overridden there without a word. */
+static oq_status placement_entry(const oq_validate_opts *o, oq_err *err)
+{
+    for (size_t i = 0; (o->require_full_gpu || o->profile) && i < o->n_session_configs; i++)
+        if (!strcmp(o->session_config_keys[i], OQ_PLACEMENT_SESSION_CONFIG) && strcmp(o->session_config_values[i], "1"))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                              "oq_validate_run: session_config_keys[%zu] '%s'='%s': the placement check "
+                              "(require_full_gpu, profile) records where ORT placed each node with it set to '1'; "
+                              "give '1' or leave it out",
+                              i, o->session_config_keys[i], o->session_config_values[i]);
     return OQ_OK;
+}
+
+/* Every session config entry as the ORT that will read it takes it: a key the headers do not know
+ * is refused unless each ORT whose sessions get it (the configurations' and, on another build,
+ * the reference's) is newer than them and may know it; those are loaded only for such a key. */
+static oq_status check_session_configs(const oq_validate_opts *o, oq_err *err)
+{
+    oq_status st = oq_session_config_repeated("oq_validate_run", "session_config_keys", o->n_session_configs,
+                                              o->session_config_keys, o->session_config_values, err);
+    char under_test[64] = "", reference[64] = "";
+    int loaded = 0, other_ref = o->n_configs && oq_config_uses_ort(&o->configs[0]) && o->reference_ort_lib;
+    for (size_t i = 0; !st && i < o->n_session_configs; i++) {
+        const char *k = o->session_config_keys[i], *v = o->session_config_values[i];
+        if (!oq_session_config_check(k, v, err)) continue;
+        if (!loaded++) {
+            version_of(o->ort_lib, under_test, sizeof under_test);
+            if (other_ref) version_of(*o->reference_ort_lib ? o->reference_ort_lib : NULL, reference, sizeof reference);
+        }
+        st = oq_session_config_check_for(under_test, k, v, NULL, 0, err);
+        if (!st && other_ref) st = oq_session_config_check_for(reference, k, v, NULL, 0, err);
+    }
+    return st;
 }
 
 /* The generated events, as oq_events_create would refuse them: that is only when the batches are
@@ -188,8 +220,7 @@ oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err)
     if (!st)
         st = pairs("session_config_keys", o->session_config_keys, "session_config_values", o->session_config_values,
                    "n_session_configs", o->n_session_configs, err);
-    for (size_t i = 0; !st && i < o->n_session_configs; i++)
-        st = oq_session_config_check(o->session_config_keys[i], o->session_config_values[i], err);
-    if (!st) st = repeated_configs(o, err);
+    if (!st) st = check_session_configs(o, err);
+    if (!st) st = placement_entry(o, err);
     return st;
 }

@@ -110,23 +110,15 @@ static oq_status same_build(const json_t *prov, const char *ort_file, char ort_s
  * optimization level as ORT's number, its default (-1) being every optimization (99), and a
  * session.graph_optimization_level entry taking the place of the level set as an option (ORT
  * takes the entry over it); entries that cannot change an output (logging, profiling,
- * spinning: oq_session_config_neutral) dropped. The one place sessions are made comparable:
- * both sides of same_session go through it. */
+ * spinning: oq_session_config_neutral) dropped (oq_session_as_run, which bench's baseline
+ * takes too). Both sides of same_session go through it. */
 static json_t *as_run(const json_t *session)
 {
     json_t *s = json_deep_copy(session), *cfg = json_object_get(s, "config");
     const json_t *g = json_object_get(s, "graph_opt");
     if (!s || !json_is_integer(g) || !json_is_object(cfg)) return s;
-    int level = oq_graph_opt_level((oq_graph_opt)json_integer_value(g)), set = -1;
-    const char *key;
-    json_t *value, *next;
-    json_object_foreach_safe(cfg, next, key, value) {
-        int named = strcmp(key, OQ_SESSION_CONFIG_LEVEL_KEY) ? -1 : oq_session_config_level(json_string_value(value));
-        if (named >= 0) set = named;
-        if (named >= 0 || oq_session_config_neutral(key)) json_object_del(cfg, key);
-    }
-    if (set >= 0) level = set;
-    json_object_set_new(s, "graph_opt", json_integer(level == -1 ? 99 : level));
+    int level = oq_graph_opt_level((oq_graph_opt)json_integer_value(g));
+    json_object_set_new(s, "graph_opt", json_integer(oq_session_as_run(level, cfg, OQ_SESSION_SAME_OUTPUTS)));
     return s;
 }
 

@@ -475,6 +475,45 @@ static void test_config_differs(void **state)
     remove_dir(dir);
 }
 
+/* The baseline's session compared as ORT runs it, for a timing: a log id, the default level spelt
+ * as an entry or as the option, and an entry's level over the option's are the same measurement
+ * (each was "another measurement"); spinning and another level are not. */
+static void test_config_differs_as_run(void **state)
+{
+    (void)state;
+    oq_err e = OQ_ERR_INIT;
+    oq_bench_baseline *b = NULL;
+    char *dir = temp_dir("baseline");
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    char diff[512];
+    assert_int_equal(oq_bench_baseline_read(write_doc(dir, "{\"graph_opt_level\":-1,\"session_configs\":[]}", 0), &b,
+                                            &e),
+                     OQ_OK);
+    const char *k[] = {"session.log_id", "session.graph_optimization_level"}, *v[] = {"x", "enable_all"};
+    o.session_config_keys = k, o.session_config_values = v;
+    for (size_t n = 0; n <= 2; n++) { /* none, a log id, and the default level as an entry */
+        o.n_session_configs = n;
+        assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+        assert_string_equal(diff, "");
+    }
+    o.graph_opt = OQ_GRAPH_OPT_DISABLE; /* the entry's level is the one ORT runs */
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "");
+    o.n_session_configs = 1;
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "opts.graph_opt 0 here, 99 in the baseline");
+    o.graph_opt = OQ_GRAPH_OPT_ALL; /* the default, spelt */
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "");
+    const char *spin[] = {"session.intra_op.allow_spinning"}, *zero[] = {"0"};
+    o.session_config_keys = spin, o.session_config_values = zero;
+    assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "opts.session_configs {\"session.intra_op.allow_spinning\":\"0\"} here, {} in the baseline");
+    oq_bench_baseline_free(b);
+    remove_dir(dir);
+}
+
 /* A baseline of this runtime's version that ran another library file: the note
  * oq_bench_baseline_ort_differs makes reaches the comparison (summary.json's ort_difference). */
 static void test_ort_difference_reaches_comparison(void **state)
@@ -727,6 +766,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_limits_parse),
+        cmocka_unit_test(test_config_differs_as_run),
         cmocka_unit_test(test_row_key),
         cmocka_unit_test(test_row_key_escapes_dim_names),
         cmocka_unit_test(test_row_key_long_dim_names),

@@ -562,6 +562,24 @@ static void test_report_html(void **state)
     json_decref(doc);
 }
 
+/* A group's shared cache: the other members who wrote the reference's entries, and each one's
+ * spot check, are on the page as in the text output (summary.json's cache_writers). */
+static void test_report_cache_writers(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/pass.json");
+    json_object_set_new(doc, "reference_cache", json_pack("{s:b, s:s}", "shared", 1, "group", "qual"));
+    json_t *ref = json_array_get(json_object_get(doc, "configs"), 0);
+    json_object_set_new(ref, "cache_writers",
+                        json_pack("[{s:s, s:i, s:i, s:{s:i, s:s, s:s}}]", "user", "bob<b>", "uid", 1001, "entries", 3,
+                                  "spot_check", "batch", 2, "result", "identical", "seed", "00000000000000ff"));
+    char *html = html_of(doc);
+    assert_non_null(strstr(html, ", a cache shared by group qual, 3 written by other members: bob&lt;b&gt; (3)"));
+    assert_non_null(strstr(html, "; spot check of bob&lt;b&gt;'s entries: batch 2 recomputed: identical"));
+    free(html);
+    json_decref(doc);
+}
+
 /* The public entry points take the file's text and give what the parsed document gives. */
 static void test_report_text_api(void **state)
 {
@@ -1522,6 +1540,7 @@ int main(void)
         cmocka_unit_test(test_bench_model_fixed_seq_batch_sweep),
         cmocka_unit_test(test_bench_model_two_dims),
         cmocka_unit_test(test_report_html),
+        cmocka_unit_test(test_report_cache_writers),
         cmocka_unit_test(test_report_text_api),
         cmocka_unit_test(test_report_math_failures),
         cmocka_unit_test(test_report_counted_routes),

@@ -482,6 +482,30 @@ static void test_session_create_errors(void **state)
     assert_null(s);
 }
 
+/* A session config key given twice: ORT keeps the last value without a word, so the session
+ * would run one of the two values asked for. Refused naming both (it was made, with the last). */
+static void test_session_config_key_twice(void **state)
+{
+    (void)state;
+    void *bytes = NULL;
+    size_t len = 0;
+    assert_int_equal(oq_tinymodel_add_f32(&bytes, &len, NULL), OQ_OK);
+    const char *k[] = {"session.intra_op.allow_spinning", "session.log_id", "session.intra_op.allow_spinning"};
+    const char *v[] = {"0", "x", "1"};
+    oq_session_opts so = {.n_session_configs = 3, .session_config_keys = k, .session_config_values = v};
+    oq_session *s = NULL;
+    oq_err err = {0};
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_ERR_INVALID_ARG);
+    assert_string_equal(err.msg, "oq_session_create: opts->session_config_keys[0] and [2] are both "
+                                 "'session.intra_op.allow_spinning' (values '0' and '1'): ORT would keep the last "
+                                 "without a word; give each key once");
+    assert_null(s);
+    so.n_session_configs = 2; /* each key once */
+    assert_int_equal(oq_session_create(rt, NULL, bytes, len, &so, &s, &err), OQ_OK);
+    oq_session_free(s);
+    free(bytes);
+}
+
 /* A model's bytes with the path they were read from: the session is made of the bytes, not of
  * what the file holds by then, and ORT finds their external-data file in the path's folder
  * (without the path it looks in the current folder, and does not find it). */
@@ -727,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_session_input_errors),
         cmocka_unit_test(test_session_ort_error_is_runtime),
         cmocka_unit_test(test_session_create_errors),
+        cmocka_unit_test(test_session_config_key_twice),
         cmocka_unit_test(test_session_bytes_of_a_path),
         cmocka_unit_test(test_ep_unknown_option_rejected),
         cmocka_unit_test(test_ep_option_values),

@@ -143,6 +143,61 @@ static void test_neutral_keys_and_levels(void **state)
     assert_int_equal(oq_session_config_level(NULL), -1);
 }
 
+/* A key the headers (ORT 1.29) do not know may be one a newer ORT reads: passed to it with a
+ * warning naming both versions; refused as unknown on 1.29 or older, or an ORT not known. A
+ * known key's value is checked whatever the version. */
+static void test_unknown_key_on_newer_ort(void **state)
+{
+    (void)state;
+    oq_err e = {0};
+    char w[512] = "x";
+    const char *key = "mlas.nchwc_pointwise_conv_max_input_channel_batch"; /* ORT 1.30's */
+    assert_int_equal(oq_session_config_check_for("1.30.0", key, "16", w, sizeof w, &e), OQ_OK);
+    assert_string_equal(w, "session config key 'mlas.nchwc_pointwise_conv_max_input_channel_batch' is not a key of "
+                           "ONNX Runtime 1.29's session options (onnxruntime_session_options_config_keys.h, which "
+                           "ortqual is built with); passed unchecked to ONNX Runtime 1.30.0, which may read it or "
+                           "store it unread");
+    assert_int_equal(oq_session_config_check_for("2.0.1", key, "16", w, sizeof w, &e), OQ_OK);
+    const char *not_newer[] = {"1.29.0", "1.29.5", "1.16.3", "", "x.y", NULL};
+    for (size_t i = 0; i < sizeof not_newer / sizeof *not_newer; i++) {
+        strcpy(w, "x");
+        if (oq_session_config_check_for(not_newer[i], key, "16", w, sizeof w, &e) != OQ_ERR_INVALID_ARG)
+            fail_msg("%s took an unknown key", not_newer[i] ? not_newer[i] : "NULL");
+        assert_non_null(strstr(e.msg, "did you mean '"));
+        assert_string_equal(w, "");
+    }
+    assert_int_equal(oq_session_config_check_for("1.30.0", "session.intra_op.allow_spinning", "maybe", w, sizeof w, &e),
+                     OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_session_config_check_for("1.30.0", "session.intra_op.allow_spinning", "1", w, sizeof w, &e),
+                     OQ_OK);
+    assert_string_equal(w, ""); /* a known key: nothing to say */
+    assert_int_equal(oq_session_config_newer("1.30.0"), 1);
+    assert_int_equal(oq_session_config_newer("1.29.9"), 0);
+    assert_int_equal(oq_session_config_newer(NULL), 0);
+}
+
+/* For a timing only the log id is the same session: spinning, profiling and logging cost time;
+ * a level entry takes the option's place and the default level is all (99). */
+static void test_as_run_for_timing(void **state)
+{
+    (void)state;
+    json_t *cfg = json_pack("{s:s, s:s, s:s, s:s}", "session.log_id", "x", "session.intra_op.allow_spinning", "0",
+                            "session.enable_profiling", "p", "session.graph_optimization_level", "enable_all");
+    assert_int_equal(oq_session_as_run(0, cfg, OQ_SESSION_SAME_TIMING), 99);
+    json_t *want = json_pack("{s:s, s:s}", "session.intra_op.allow_spinning", "0", "session.enable_profiling", "p");
+    assert_true(json_equal(cfg, want));
+    json_decref(want);
+    assert_int_equal(oq_session_as_run(-1, cfg, OQ_SESSION_SAME_OUTPUTS), 99);
+    assert_int_equal(json_object_size(cfg), 0);
+    json_decref(cfg);
+    cfg = json_object();
+    assert_int_equal(oq_session_as_run(1, cfg, OQ_SESSION_SAME_TIMING), 1);
+    json_decref(cfg);
+    assert_int_equal(oq_session_config_neutral_for("session.log_id", OQ_SESSION_SAME_TIMING), 1);
+    assert_int_equal(oq_session_config_neutral_for("session.intra_op.allow_spinning", OQ_SESSION_SAME_TIMING), 0);
+    assert_int_equal(oq_session_config_neutral_for("session.intra_op.allow_spinning", OQ_SESSION_SAME_OUTPUTS), 1);
+}
+
 static void test_null_arguments(void **state)
 {
     (void)state;
@@ -160,6 +215,8 @@ int main(void)
         cmocka_unit_test(test_values_in_domain),
         cmocka_unit_test(test_integers_in_range),
         cmocka_unit_test(test_neutral_keys_and_levels),
+        cmocka_unit_test(test_unknown_key_on_newer_ort),
+        cmocka_unit_test(test_as_run_for_timing),
         cmocka_unit_test(test_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -163,6 +163,17 @@ static void session_key_twice(oq_validate_opts *o, oq_config *c)
     o->session_config_keys = spin_keys;
     o->session_config_values = spin_values;
 }
+/* The placement check sets this entry to 1 in its own session: a user's 0 would be overridden
+ * there without a word (it was appended after the user's, and ORT kept the last). */
+static const char *placement_keys[] = {OQ_PLACEMENT_SESSION_CONFIG}, *placement_off[] = {"0"};
+static void placement_entry_off(oq_validate_opts *o, oq_config *c)
+{
+    (void)c;
+    o->profile = 1;
+    o->n_session_configs = 1;
+    o->session_config_keys = placement_keys;
+    o->session_config_values = placement_off;
+}
 static void ep_key_entry_null(oq_validate_opts *o, oq_config *c)
 {
     (void)c;
@@ -233,6 +244,9 @@ static const spoiled events_and_masks[] = {
     {session_value_entry_null, "oq_validate_run: session_config_values[0] is NULL (key 'sdpa_kernel')"},
     {session_key_twice, "oq_validate_run: session_config_keys[0] and [1] are both 'session.intra_op.allow_spinning' "
                         "(values '0' and '1'): ORT would keep the last without a word; give each key once"},
+    {placement_entry_off, "oq_validate_run: session_config_keys[0] 'session.record_ep_graph_assignment_info'='0': "
+                          "the placement check (require_full_gpu, profile) records where ORT placed each node with it "
+                          "set to '1'; give '1' or leave it out"},
     {runtime_cuda, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (runtime cuda)"},
     {precision_fp16, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (precision fp16)"},
     {repr_decomposed, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (repr decomposed)"},
