@@ -302,13 +302,14 @@ static int broadcast(oq_fold *fo, const Onnx__NodeProto *p, const oq_folded *a, 
         sb[i] = db == 1 ? 0 : tb[ib];
     }
     if ((st = alloc(fo, p, out, r, shape, a->type)) != OQ_FOLD_DONE) return st;
+    char op = p->op_type[0]; /* Add, Sub or Mul: told once, not per element */
     for (int64_t e = 0, n = numel(out); e < n; e++, step(idx, shape, r)) {
         int64_t oa = 0, ob = 0, z;
         for (int i = 0; i < r; i++) oa += idx[i] * sa[i], ob += idx[i] * sb[i];
         int64_t x = a->v[oa], y = b->v[ob];
-        int over = oq_node_is(p, "Add")   ? __builtin_add_overflow(x, y, &z)
-                   : oq_node_is(p, "Sub") ? __builtin_sub_overflow(x, y, &z)
-                                          : __builtin_mul_overflow(x, y, &z);
+        int over = op == 'A' ? __builtin_add_overflow(x, y, &z)
+                   : op == 'S' ? __builtin_sub_overflow(x, y, &z)
+                               : __builtin_mul_overflow(x, y, &z);
         if (over || !fits(z, a->type))
             return cannot(fo, "%s '%s' overflows int%d at element %lld (%lld and %lld): left to ONNX Runtime",
                           p->op_type, name_of(p), a->type == T_INT64 ? 64 : 32, (long long)e, (long long)x, (long long)y);
