@@ -53,7 +53,7 @@ static int alloc(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f, int rank, 
                       OQ_FOLD_MAX_ELEMS);
     free(f->v);
     if (!(f->v = malloc((size_t)(n ? n : 1) * sizeof *f->v))) return cannot(fo, "out of memory");
-    memmove(f->shape, shape, (size_t)rank * sizeof *shape);
+    if (rank) memmove(f->shape, shape, (size_t)rank * sizeof *shape); /* a scalar has no shape to copy */
     f->rank = rank;
     f->type = type;
     return OQ_FOLD_DONE;
