@@ -25,17 +25,20 @@ static int is_graph_input(const oq_gview *v, const char *value)
     return 0;
 }
 
-/* The graph input (without a default) whose values the indices are, through ops that keep
- * them as the batch check's walk does (inputuse.c), else NULL. */
-static const char *fed_input(const oq_gview *v, const char *value)
+/* The graph input (without a default) whose values the indices of n are, through ops that keep
+ * them as the batch check's walk does (inputuse.c: a GatherND's only with their rank kept),
+ * else NULL. */
+static const char *fed_input(const oq_gview *v, const Onnx__NodeProto *n)
 {
-    static const char *const KEEP[] = {"Reshape", "Transpose", "Unsqueeze", "Squeeze", "Cast", "Identity", NULL};
+    static const char *const KEEP[] = {"Cast", "Identity", "Reshape", "Transpose", "Unsqueeze", "Squeeze"};
+    const char *value = n->input[1];
     for (int depth = 0; depth < OQ_FOLD_MAX_OPS; depth++) {
         const Onnx__NodeProto *p = oq_gview_producer(v, value, NULL);
         if (!p) return !oq_gview_initializer(v, value) && is_graph_input(v, value) ? value : NULL;
         const char *const *op = KEEP;
-        while (*op && !oq_node_is(p, *op)) op++;
-        if (!*op || !p->n_input) return NULL;
+        const char *const *end = oq_node_is(n, "GatherND") ? KEEP + 2 : KEEP + 6;
+        while (op < end && !oq_node_is(p, *op)) op++;
+        if (op == end || !p->n_input) return NULL;
         value = p->input[0];
     }
     return NULL;
@@ -44,7 +47,7 @@ static const char *fed_input(const oq_gview *v, const char *value)
 /* Indices known only at run time, said so: an input's are checked per batch, the rest by ORT. */
 static int runtime_note(const oq_gview *v, const Onnx__NodeProto *n, const char *from, char *msg, size_t cap)
 {
-    const char *in = fed_input(v, n->input[1]);
+    const char *in = fed_input(v, n);
     const Onnx__NodeProto *p = from ? oq_gview_producer(v, from, NULL) : NULL;
     if (in)
         snprintf(msg, cap, "%s '%s': its indices '%s' are the input '%s' as fed: not checked here; validate and bench "

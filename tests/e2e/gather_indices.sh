@@ -148,4 +148,6 @@ grep -q "^warning: Gather 'g': its constant indices 'ind' hold 5 at element \[1\
 "$Q" inspect gi.onnx >i_gi.out 2>&1
 grep -q "^warning: GatherElements 'ge': its indices 'sel' are the input 'sel' as fed: not checked here" i_gi.out &&
     ok "inspect: an input's indices said checked per batch, not here" || bad "inspect gi.onnx: $(cat i_gi.out)"
+grep -q "^warning: GatherND 'nd': its indices 'pairs' are the input 'pairs' as fed: not checked here" i_gi.out &&
+    ok "inspect: a GatherND's input indices said checked per batch" || bad "inspect gi.onnx: $(cat i_gi.out)"
 report
