@@ -1,7 +1,8 @@
-/* Constant indices of a Gather, GatherElements or GatherND: a constant (an initializer or a
- * Constant node) that reaches the node as it is or through Reshape, Transpose, Unsqueeze, Squeeze,
- * Cast or Identity, folded here so that the bounds of its data (inputuse-impl.h) hold it before
- * ONNX Runtime runs a thing. An input's indices are checked per batch instead (signature.c).
+/* Constant indices of a Gather, GatherElements or GatherND: computed from constants (initializers,
+ * Constant nodes, inputs' defaults) by the ops constfold-impl.h folds, so that the bounds of its
+ * data (inputuse-impl.h) hold them before ONNX Runtime runs a thing. An input's indices are
+ * checked per batch instead (signature.c); others known only at run time are left to ORT, and
+ * said so.
  */
 #ifndef ORTQUAL_INSPECT_CONSTIDX_IMPL_H
 #define ORTQUAL_INSPECT_CONSTIDX_IMPL_H
@@ -15,8 +16,9 @@
  * (the model), the node, the indices, the element, its value and the bound. */
 oq_status oq_const_indices_check(const oq_gview *v, const char *label, oq_err *err);
 
-/* What a reader of node `n` is told of its constant indices (malloc'ed), else NULL: an index
- * outside the bound, or a constant it could not fold, "not checked" and why. */
+/* What a reader of node `n` is told of its indices (malloc'ed), else NULL: an index outside the
+ * bound; a constant it could not fold, "not checked" and why; indices known only at run time:
+ * an input's (checked per batch) or computed ones (left to ORT). */
 char *oq_const_indices_note(const oq_gview *v, const Onnx__NodeProto *n);
 
 #endif

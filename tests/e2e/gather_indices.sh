@@ -88,4 +88,66 @@ expect 2 "c_out.onnx: GatherND 'nd': its constant indices 'ind' \(the constant '
     crun c_out.onnx c1
 [ "$(ls c1 2>&1)" = error.json ] && ok "c1: nothing but error.json" ||
     bad "c1 holds $(ls c1 | tr '\n' ' ')"
+# Indices computed from constants: Add, Concat, Range, a Constant's value_ints and an input's
+# default (an initializer of its name, which validate always runs with) over E [2,5] along axis
+# 1 (indices -5..4). In range (ok_*) they run and pass; one past (bad_*) is exit 2 before the run,
+# naming the node, the element, the value and where it came from; nothing but error.json written.
+$PY - "$OQ_SOURCE_DIR/tests/e2e/lib" <<'PY' || fail "writing the computed-index models"
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from pbwire import enc as v, ld
+def f(n, b): return ld(n, b.encode() if isinstance(b, str) else b)
+def num(n, x): return v(n << 3) + v(x)
+def vinfo(name, elem, dims):
+    shape = b"".join(f(1, num(1, d)) for d in dims)
+    return f(1, name) + f(2, f(1, num(1, elem) + f(2, shape)))
+def ints(name, dims, vals):
+    return b"".join(num(1, d) for d in dims) + num(2, 7) + f(8, name) + f(9, np.array(vals, "<i8").tobytes())
+def node(op, name, ins, out, attr=b""):
+    return b"".join(f(1, i) for i in ins) + f(2, out) + f(3, name) + f(4, op) + attr
+def a_int(name, x): return f(5, f(1, name) + num(3, x) + num(20, 2))
+def a_ints(name, xs): return f(5, f(1, name) + b"".join(num(8, x) for x in xs) + num(20, 7))
+E = num(1, 2) + num(1, 5) + num(2, 1) + f(8, "E") + f(9, bytes(40))
+def model(path, nodes, inits, n, inputs=b""):
+    g = b"".join(f(1, x) for x in nodes) + f(1, node("Gather", "g", ["E", "ind"], "picked", a_int("axis", 1)))
+    g += f(1, node("Identity", "id", ["x"], "y")) + f(2, "g") + f(5, E) + b"".join(f(5, i) for i in inits)
+    g += f(11, vinfo("x", 1, [2])) + inputs + f(12, vinfo("picked", 1, [2, n])) + f(12, vinfo("y", 1, [2]))
+    open(path, "wb").write(num(1, 8) + f(7, g) + f(8, f(1, "") + num(2, 18)))
+    np.savez(path.replace(".onnx", ".npz"), x=np.array([1, 2], np.float32), y=np.array([1, 2], np.float32),
+             picked=np.zeros((2, n), np.float32))
+for tag, last in (("ok", 4), ("bad", 5)):
+    model(tag + "_add.onnx", [node("Add", "add", ["a", "b"], "ind")], [ints("a", [2], [1, 2]), ints("b", [2], [3, last - 2])], 2)
+    model(tag + "_concat.onnx", [node("Concat", "cat", ["a", "b"], "ind", a_int("axis", 0))],
+          [ints("a", [2], [0, 1]), ints("b", [1], [last])], 3)
+    model(tag + "_range.onnx", [node("Range", "rg", ["s", "l", "d"], "ind")],
+          [ints("s", [], [0]), ints("l", [], [last + 1]), ints("d", [], [1])], last + 1)
+    model(tag + "_ints.onnx", [node("Constant", "c", [], "ind", a_ints("value_ints", [1, last]))], [], 2)
+    model(tag + "_default.onnx", [], [ints("ind", [2], [0, last])], 2, f(11, vinfo("ind", 7, [2])))
+PY
+drun() { "$Q" validate --model "$1.onnx" --configs expected,cpu:model:fp32 --inputs "$1.npz" --outdir "o_$1" --threads 1; }
+for m in add concat range ints default; do
+    expect 0 "verdict: PASSED" drun ok_$m
+done
+at="; it indexes axis 1 of its data, of size 5 \(indices -5..4\): ONNX Runtime fails every run"
+expect 2 "bad_add.onnx: Gather 'g': its constant indices 'ind' \(the constants 'a', 'b' through Add\) hold 5 at element \[1\]$at" drun bad_add
+expect 2 "bad_concat.onnx: Gather 'g': its constant indices 'ind' \(the constants 'a', 'b' through Concat\) hold 5 at element \[2\]$at" \
+    drun bad_concat
+expect 2 "bad_range.onnx: Gather 'g': its constant indices 'ind' \(the constants 's', 'l', 'd' through Range\) hold 5 at element \[5\]$at" \
+    drun bad_range
+expect 2 "bad_ints.onnx: Gather 'g': its constant indices 'ind' hold 5 at element \[1\]$at" drun bad_ints
+expect 2 "bad_default.onnx: Gather 'g': its constant indices 'ind' \(the default of input 'ind'\) hold 5 at element \[1\]$at that keeps the default" \
+    drun bad_default
+for m in add concat range ints default; do
+    [ "$(ls o_bad_$m 2>&1)" = error.json ] && ok "o_bad_$m: nothing but error.json" ||
+        bad "o_bad_$m holds $(ls o_bad_$m | tr '\n' ' ')"
+done
+"$Q" inspect bad_ints.onnx >i_ints.out 2>&1
+grep -q "^warning: Gather 'g': its constant indices 'ind' hold 5 at element \[1\]" i_ints.out &&
+    ok "inspect: a Constant's value_ints out of range said" || bad "inspect bad_ints.onnx: $(cat i_ints.out)"
+"$Q" inspect gi.onnx >i_gi.out 2>&1
+grep -q "^warning: GatherElements 'ge': its indices 'sel' are the input 'sel' as fed: not checked here" i_gi.out &&
+    ok "inspect: an input's indices said checked per batch, not here" || bad "inspect gi.onnx: $(cat i_gi.out)"
+grep -q "^warning: GatherND 'nd': its indices 'pairs' are the input 'pairs' as fed: not checked here" i_gi.out &&
+    ok "inspect: a GatherND's input indices said checked per batch" || bad "inspect gi.onnx: $(cat i_gi.out)"
 report

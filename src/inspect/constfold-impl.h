@@ -1,0 +1,49 @@
+/* A small folder of integer constants: what a value computed from initializers and Constant
+ * nodes holds, for the bounds check of constant indices (constidx-impl.h). It folds Reshape,
+ * Transpose, Unsqueeze, Squeeze, Cast, Identity, Add, Sub, Mul, Neg, Concat, Range, Slice,
+ * ConstantOfShape and Constant (`value`, `value_int`, `value_ints`), int32 and int64 only, with
+ * ONNX's broadcasting and clamping; an overflow, a value above OQ_FOLD_MAX_ELEMS elements or a
+ * rank above OQ_FOLD_MAX_RANK is not folded (said why). An input's default (an initializer of its
+ * name) is folded as the constant every run of ortqual's uses: it feeds only inputs without one.
+ */
+#ifndef ORTQUAL_INSPECT_CONSTFOLD_IMPL_H
+#define ORTQUAL_INSPECT_CONSTFOLD_IMPL_H
+
+#include <stdint.h>
+
+#include "inspect/gview-impl.h"
+
+#define OQ_FOLD_MAX_OPS 32
+#define OQ_FOLD_MAX_ELEMS (1 << 20)
+#define OQ_FOLD_MAX_RANK 64
+
+typedef struct oq_folded {
+    int rank;
+    int32_t type; /* ONNX's INT32 or INT64: the range its arithmetic stays in */
+    int64_t shape[OQ_FOLD_MAX_RANK];
+    int64_t *v; /* row-major, malloc'ed */
+} oq_folded;
+
+enum { OQ_FOLD_NONE, OQ_FOLD_DONE, OQ_FOLD_CANNOT };
+
+/* One folding: its graph, and what it found on the way. */
+typedef struct oq_fold {
+    const oq_gview *v;
+    int ops;            /* operators folded so far, against OQ_FOLD_MAX_OPS */
+    int in_param;       /* inside a parameter (a shape, axes): its constants and ops not noted */
+    char opnames[128];  /* those the values went through, in order: "Transpose, Reshape" */
+    char consts[128];   /* the constants they came from: "'a', 'b'" */
+    char defaults[128]; /* the inputs whose defaults they came from */
+    const char *runtime; /* OQ_FOLD_NONE: the first value found that is known only at run time */
+    char why[256];       /* OQ_FOLD_CANNOT: why not */
+} oq_fold;
+
+/* `value` folded into *out (its v malloc'ed, to free): OQ_FOLD_DONE; OQ_FOLD_NONE where it
+ * depends on a value known only at run time (fo->runtime); OQ_FOLD_CANNOT with fo->why.
+ * fo->v must be set; the rest zero. */
+int oq_fold_value(oq_fold *fo, const char *value, oq_folded *out);
+/* Where the folded values came from, " (the constant 'a' through Add, Reshape)", into buf;
+ * "" for a constant read as it is. */
+const char *oq_fold_origin(const oq_fold *fo, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,368 @@
+/* Gather indices computed from constants by Add, Sub, Mul, Neg, Concat, Range, Slice,
+ * ConstantOfShape, a Constant's value_int(s) or a Reshape to a rank above 8, or read from an
+ * input's default, are folded and held to their data's bounds before anything runs; an overflow
+ * or a result too large to fold is said "not checked", and indices known only at run time are
+ * said so, not passed over in silence. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ortqual/graph.h"
+#include "ortqual/inspect.h"
+#include "ortqual/validate.h"
+#include "onnx.pb-c.h"
+#define TESTUTIL_GRAPH
+#include "testutil.h"
+
+static const char *ints(oq_graph *g, const char *name, int32_t rank, const int64_t *shape, const int64_t *vals)
+{
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_INT64, rank, shape, name, NULL), OQ_OK);
+    memcpy(t->data, vals, (size_t)oq_tensor_numel(t) * sizeof *vals);
+    const char *v = oq_graph_add_initializer(g, t, NULL);
+    oq_tensor_free(t);
+    return v;
+}
+
+static const char *vec(oq_graph *g, const char *name, int64_t n, const int64_t *vals)
+{
+    return ints(g, name, 1, &n, vals);
+}
+
+static const char *scalar(oq_graph *g, const char *name, int64_t x)
+{
+    return ints(g, name, 0, NULL, &x);
+}
+
+static const char *op2(oq_graph *g, const char *op, const char *a, const char *b)
+{
+    return oq_graph_op(g, op, 2, (const char *[]){a, b}, 0, NULL);
+}
+
+/* Each case builds the indices of Gather 'g' (axis 1 of E [2,5]: indices -5..4). */
+static const char *add_out(oq_graph *g)
+{
+    return op2(g, "Add", vec(g, "a", 2, (int64_t[]){1, 2}), vec(g, "b", 2, (int64_t[]){3, 3}));
+}
+
+static const char *add_in(oq_graph *g)
+{
+    return op2(g, "Add", vec(g, "a", 2, (int64_t[]){1, 2}), vec(g, "b", 2, (int64_t[]){2, 2}));
+}
+
+static const char *sub_broadcast(oq_graph *g)
+{
+    return op2(g, "Sub", vec(g, "a", 2, (int64_t[]){0, 1}), scalar(g, "seven", 7));
+}
+
+static const char *mul_broadcast(oq_graph *g)
+{
+    return op2(g, "Mul", ints(g, "col", 2, (int64_t[]){2, 1}, (int64_t[]){1, 2}), vec(g, "row", 2, (int64_t[]){2, 3}));
+}
+
+static const char *neg(oq_graph *g)
+{
+    const char *a = vec(g, "a", 2, (int64_t[]){3, 6});
+    return oq_graph_op(g, "Neg", 1, &a, 0, NULL);
+}
+
+static const char *concat(oq_graph *g)
+{
+    const oq_attr axis = OQ_ATTR_I("axis", 0);
+    return oq_graph_op(g, "Concat", 2, (const char *[]){vec(g, "a", 2, (int64_t[]){0, 1}), vec(g, "b", 1, (int64_t[]){9})},
+                       1, &axis);
+}
+
+static const char *range(oq_graph *g)
+{
+    return oq_graph_op(g, "Range", 3, (const char *[]){scalar(g, "s", 0), scalar(g, "l", 7), scalar(g, "d", 2)}, 0, NULL);
+}
+
+/* [0..7][6:0:-3] = [6, 3] */
+static const char *slice_back(oq_graph *g)
+{
+    const char *in[] = {vec(g, "data", 8, (int64_t[]){0, 1, 2, 3, 4, 5, 6, 7}), vec(g, "st", 1, (int64_t[]){6}),
+                        vec(g, "en", 1, (int64_t[]){0}), vec(g, "ax", 1, (int64_t[]){0}), vec(g, "sp", 1, (int64_t[]){-3})};
+    return oq_graph_op(g, "Slice", 5, in, 0, NULL);
+}
+
+static const char *constant_of_shape(oq_graph *g)
+{
+    const int64_t one = 1, eight = 8;
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_INT64, 1, &one, "v", NULL), OQ_OK);
+    memcpy(t->data, &eight, sizeof eight);
+    const oq_attr value = {.name = "value", .type = OQ_ATTR_TENSOR, .t = t};
+    const char *shape = vec(g, "shape", 2, (int64_t[]){2, 3});
+    const char *c = oq_graph_op(g, "ConstantOfShape", 1, &shape, 1, &value);
+    oq_tensor_free(t);
+    return c;
+}
+
+static const char *value_int(oq_graph *g)
+{
+    const oq_attr a = OQ_ATTR_I("value_int", 9);
+    return oq_graph_op(g, "Constant", 0, NULL, 1, &a);
+}
+
+static const char *value_ints(oq_graph *g)
+{
+    const oq_attr a = OQ_ATTR_IS("value_ints", 2, ((const int64_t[]){1, 9}));
+    return oq_graph_op(g, "Constant", 0, NULL, 1, &a);
+}
+
+/* [0, 7] reshaped to rank 10: [1,1,1,1,1,1,1,1,1,2] */
+static const char *rank10(oq_graph *g)
+{
+    const int64_t t[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 2};
+    return op2(g, "Reshape", vec(g, "a", 2, (int64_t[]){0, 7}), vec(g, "t10", 10, t));
+}
+
+/* an initializer that is also an input (write_model names the input "dflt_in" "dflt"): its
+ * default, which ortqual's runs all keep */
+static const char *default_input(oq_graph *g)
+{
+    const oq_dim d[] = {OQ_DIM(2)};
+    oq_graph_add_input(g, "dflt_in", OQ_DTYPE_INT64, 1, d);
+    return vec(g, "dflt", 2, (int64_t[]){1, 6});
+}
+
+static const char *overflow(oq_graph *g)
+{
+    return op2(g, "Add", vec(g, "big", 1, (int64_t[]){INT64_MAX}), vec(g, "one", 1, (int64_t[]){1}));
+}
+
+static const char *too_large(oq_graph *g)
+{
+    return oq_graph_op(g, "Range", 3, (const char *[]){scalar(g, "s", 0), scalar(g, "l", 2000000), scalar(g, "d", 1)}, 0,
+                       NULL);
+}
+
+static const char *fed(oq_graph *g)
+{
+    const char *ids = "ids";
+    return oq_graph_op(g, "Cast", 1, &ids, 1, (const oq_attr[]){OQ_ATTR_I("to", OQ_DTYPE_INT64)});
+}
+
+static const char *fed_plus_one(oq_graph *g)
+{
+    return op2(g, "Add", "ids", vec(g, "one", 1, (int64_t[]){1}));
+}
+
+static const char *shape_of_x(oq_graph *g)
+{
+    return oq_graph_op(g, "Shape", 1, (const char *[]){"x"}, 0, NULL);
+}
+
+typedef const char *(*build_fn)(oq_graph *g);
+
+/* g written to path, its input "dflt_in" renamed "dflt" (the builder refuses a second value of
+ * one name): the input then has a default */
+static void write_model(oq_graph *g, const char *path)
+{
+    uint8_t *buf;
+    size_t n;
+    assert_int_equal(oq_graph_serialize(g, &buf, &n, NULL), OQ_OK);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, buf);
+    assert_non_null(m);
+    for (size_t i = 0; i < m->graph->n_input; i++)
+        if (!strcmp(m->graph->input[i]->name, "dflt_in")) strcpy(m->graph->input[i]->name, "dflt");
+    n = onnx__model_proto__pack(m, buf);
+    onnx__model_proto__free_unpacked(m, NULL);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    free(buf);
+}
+
+/* validate's check of the model Gather(E, build(g)) alone: its status, the message in msg;
+ * inspect's warnings, joined, in notes. */
+static oq_status check(build_fn build, char *msg, size_t cap, char *notes, size_t ncap)
+{
+    char *dir = temp_dir("const_fold");
+    char model[512];
+    snprintf(model, sizeof model, "%s/cf.onnx", dir);
+    const oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "const_fold", &g, NULL), OQ_OK);
+    const oq_dim d2[] = {OQ_DIM(2)};
+    oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 1, d2);
+    oq_graph_add_input(g, "ids", OQ_DTYPE_INT64, 1, d2);
+    const char *idx = build(g), *data = zeros_initializer(g, "E", 2, 5), *out = "out";
+    const oq_attr axis = OQ_ATTR_I("axis", 1);
+    assert_int_equal(oq_graph_add_node(g, "Gather", NULL, "g", 2, (const char *[]){data, idx}, 1, &out, 1, &axis), OQ_OK);
+    oq_graph_add_output(g, out, out, OQ_DTYPE_FLOAT32, -1, NULL);
+    oq_graph_add_output(g, "x", "y", OQ_DTYPE_FLOAT32, 1, d2);
+    write_model(g, model);
+    oq_graph_free(g);
+    oq_err err = {0};
+    oq_status st = oq_validate_check_inputs(model, NULL, NULL, NULL, 0, NULL, &err);
+    snprintf(msg, cap, "%s", st ? err.msg : "");
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(model, &mi, NULL), OQ_OK);
+    size_t k = (size_t)snprintf(notes, ncap, "%s", "");
+    for (size_t i = 0; i < mi->n_warnings && k < ncap; i++)
+        k += (size_t)snprintf(notes + k, ncap - k, "%s|", mi->warnings[i]);
+    oq_model_info_free(mi);
+    remove_dir(dir);
+    return st;
+}
+
+static void expect(const char *got, const char *want)
+{
+    if (!strstr(got, want)) fail_msg("'%s' lacks '%s'", got, want);
+}
+
+/* refused before a run, naming the node, the element, the value and where they came from */
+static void refused(build_fn build, const char *origin, const char *at)
+{
+    char msg[2048], notes[4096];
+    assert_int_equal(check(build, msg, sizeof msg, notes, sizeof notes), OQ_ERR_FORMAT);
+    expect(msg, "cf.onnx: Gather 'g': its constant indices '");
+    expect(msg, origin);
+    expect(msg, at);
+    expect(msg, "it indexes axis 1 of its data, of size 5 (indices -5..4)");
+    expect(notes, at);
+}
+
+/* not refused; inspect says what it could not check, and why */
+static void said(build_fn build, const char *note)
+{
+    char msg[2048], notes[4096];
+    if (check(build, msg, sizeof msg, notes, sizeof notes)) fail_msg("refused: %s", msg);
+    expect(notes, "Gather 'g': its indices '");
+    expect(notes, note);
+}
+
+static void add_refused(void **state)
+{
+    (void)state;
+    refused(add_out, "(the constants 'a', 'b' through Add)", "hold 5 at element [1]");
+}
+
+static void add_in_range_accepted(void **state)
+{
+    (void)state;
+    char msg[2048], notes[4096];
+    if (check(add_in, msg, sizeof msg, notes, sizeof notes)) fail_msg("refused: %s", msg);
+    assert_string_equal(notes, "");
+}
+
+static void sub_refused(void **state)
+{
+    (void)state;
+    refused(sub_broadcast, "through Sub)", "hold -7 at element [0]");
+}
+
+static void mul_refused(void **state)
+{
+    (void)state;
+    refused(mul_broadcast, "through Mul)", "hold 6 at element [1,1]");
+}
+
+static void neg_refused(void **state)
+{
+    (void)state;
+    refused(neg, "(the constant 'a' through Neg)", "hold -6 at element [1]");
+}
+
+static void concat_refused(void **state)
+{
+    (void)state;
+    refused(concat, "through Concat)", "hold 9 at element [2]");
+}
+
+static void range_refused(void **state)
+{
+    (void)state;
+    refused(range, "through Range)", "hold 6 at element [3]");
+}
+
+static void slice_refused(void **state)
+{
+    (void)state;
+    refused(slice_back, "(the constant 'data' through Slice)", "hold 6 at element [0]");
+}
+
+static void constant_of_shape_refused(void **state)
+{
+    (void)state;
+    refused(constant_of_shape, "through ConstantOfShape)", "hold 8 at element [0,0]");
+}
+
+static void value_int_refused(void **state)
+{
+    (void)state;
+    refused(value_int, "' hold 9 at element []", "hold 9 at element []");
+}
+
+static void value_ints_refused(void **state)
+{
+    (void)state;
+    refused(value_ints, "' hold 9 at element [1]", "hold 9 at element [1]");
+}
+
+static void rank10_reshape_refused(void **state)
+{
+    (void)state;
+    refused(rank10, "(the constant 'a' through Reshape)", "hold 7 at element [0,0,0,0,0,0,0,0,0,1]");
+}
+
+static void default_refused(void **state)
+{
+    (void)state;
+    refused(default_input, "(the default of input 'dflt')", "hold 6 at element [1]");
+}
+
+static void overflow_said(void **state)
+{
+    (void)state;
+    said(overflow, "are a constant, not checked against its data's sizes: Add '");
+    said(overflow, "overflows int64 at element 0");
+}
+
+static void too_large_said(void **state)
+{
+    (void)state;
+    said(too_large, "makes more than 1048576 elements, too large to fold");
+}
+
+static void runtime_indices_said(void **state)
+{
+    (void)state;
+    said(fed, "are the input 'ids' as fed: not checked here; validate and bench hold each batch's");
+    said(fed_plus_one, "are computed at run time (from the input 'ids'): not checked against its data's sizes, left "
+                       "to ONNX Runtime");
+    said(shape_of_x, "are computed at run time (from '");
+    said(shape_of_x, "the output of Shape '");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(add_refused),
+        cmocka_unit_test(add_in_range_accepted),
+        cmocka_unit_test(sub_refused),
+        cmocka_unit_test(mul_refused),
+        cmocka_unit_test(neg_refused),
+        cmocka_unit_test(concat_refused),
+        cmocka_unit_test(range_refused),
+        cmocka_unit_test(slice_refused),
+        cmocka_unit_test(constant_of_shape_refused),
+        cmocka_unit_test(value_int_refused),
+        cmocka_unit_test(value_ints_refused),
+        cmocka_unit_test(rank10_reshape_refused),
+        cmocka_unit_test(default_refused),
+        cmocka_unit_test(overflow_said),
+        cmocka_unit_test(too_large_said),
+        cmocka_unit_test(runtime_indices_said),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
