@@ -21,6 +21,11 @@ for m in empty noout; do
 done
 expect 2 "noout\.onnx: the graph has no outputs" $Q validate --model noout.onnx --inputs noout_in.npz \
     --configs cpu:model:fp32 --outdir v
+# a graph with outputs but no mask input, validated on generated events: refused before a batch
+# is written (e2e/hostile's model without op_type now stops at its missing outputs first)
+expect 2 "^ortqual validate: batch 0: generated events need a mask input \[B,L\]: give --inputs \(or --mask\)$" \
+    $Q validate --model probs_out.onnx --configs cpu:model:fp32 --outdir nomask
+[ "$(ls nomask 2>/dev/null)" = "error.json" ] && ok "no mask input: only error.json" || bad "no mask input left: $(ls nomask)"
 
 # opset 11: the fused Softmax was refused by the opset check it no longer stood in (exit 1)
 expect 0 "opset +rewritten +ai.onnx opset 11 -> 23" $Q convert op11_last.onnx --plan --fuse
