@@ -2,7 +2,8 @@
 #   make run      install what is missing, build, run the main job (report in ortqual-out/)
 #   make test     install what is missing, build four times (plain, ASan+UBSan, clang libFuzzer,
 #                 Release), run the suite in the first two, replay and briefly fuzz every harness in
-#                 the third; the fourth only compiles (-O3 warns where -O2 does not, and -Werror)
+#                 the third; the fourth only compiles (-O3 and _FORTIFY_SOURCE warn where -O2
+#                 does not, and -Werror)
 #   make fuzz     build the libFuzzer harnesses (build-fuzz/) and fuzz each for FUZZ_SECONDS
 #   make build    just build (build/ortqual)
 #   make install PREFIX=/usr/local
@@ -58,9 +59,11 @@ test-asan:
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
-# A user's `cmake -DCMAKE_BUILD_TYPE=Release` build: compiled only, for -O3's own warnings.
+# A user's `cmake -DCMAKE_BUILD_TYPE=Release` build: compiled only, for -O3's own warnings, with
+# a distribution packager's hardening (glibc's _FORTIFY_SOURCE adds its own truncation warnings).
+RELEASE_CFLAGS = -D_FORTIFY_SOURCE=2 -fstack-protector-strong -Wformat -Werror=format-security
 test-release:
-	@cmake -S . -B $(BUILD_RELEASE) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ORT) >/dev/null
+	@cmake -S . -B $(BUILD_RELEASE) -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$(RELEASE_CFLAGS)" $(CMAKE_ORT) >/dev/null
 	@cmake --build $(BUILD_RELEASE) -j $(JOBS)
 
 # The harnesses under clang with libFuzzer, ASan and UBSan (docs/reliability.md).

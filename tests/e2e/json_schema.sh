@@ -60,7 +60,7 @@ doc "validate --json" ortqual.validate/1 0 validate "${V[@]}" --outdir r --json
 schema_is "validate summary.json" ortqual.validate/1 r/summary.json
 times "validate summary.json" r/summary.json start end
 doc "validate --list-configs --json" ortqual.configs/1 0 validate --list-configs --json
-ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1" # ORT CPU against another build
+need_ort130 # ORT CPU against another build
 doc "replay --json" ortqual.validate/1 0 replay --model r/encoder_attention24_fp32.onnx --inputs r/inputs_000.npz \
     --ep cpu --ort-lib "$ORT130" --reference-ort-lib "$OQ_ORT_LIB" --outdir rp --json
 doc "estimate --json" ortqual.estimate/1 0 estimate r --events 1000 --workers 2 --json

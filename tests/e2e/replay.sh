@@ -3,8 +3,7 @@
 set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
-ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
-[ -f "$ORT130" ] || fail "ORT 1.30 missing at $ORT130 (scripts/deps.sh installs it)"
+need_ort130
 
 $ORTQUAL validate --outdir "$T/v" --num-events 4 --repeat 1 --configs ref:encoder:fp64,cpu:attention24:fp32 >/dev/null 2>&1 ||
   fail "validate to make inputs"

@@ -79,7 +79,7 @@ only_error_json p_v
 one_line 2 "$AMBIGUOUS" "$Q" replay --model plain.onnx --inputs in.npz --expected bad.npz --outdir p_r
 only_error_json p_r
 # against ORT CPU of another build (one build on both sides is refused as no comparison)
-ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+need_ort130
 one_line 2 "$AMBIGUOUS" "$Q" replay --model plain.onnx --inputs in.npz --ort-lib "$ORT130" --reference-ort-lib "$OQ_ORT_LIB" --outdir p_cpu
 # 3b. ... and with its output's sizes unknown ("?"), told only as it runs, by the isolated worker:
 #     its reason names the tool's option in the progress line, the verdict table, the closing line

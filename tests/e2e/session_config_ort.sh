@@ -7,8 +7,7 @@
 set -uo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 e2e_start
-ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
-[ -f "$ORT130" ] || fail "ORT 1.30 missing at $ORT130 (scripts/deps.sh installs it)"
+need_ort130
 V=(validate --export sdpa --configs ref:sdpa:fp64,cpu:decomposed:fp32 --num-events 2 --batch-size 2 --max-len 16
    --repeat 1 --warmup 0 --no-plots --threads 1)
 NEW=mlas.nchwc_pointwise_conv_max_input_channel_batch # a key of ORT 1.30, not of 1.29's headers

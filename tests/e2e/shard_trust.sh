@@ -9,7 +9,7 @@ set -euo pipefail
 PY=/usr/bin/python3
 json() { $PY -c "import json,os,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 F="$OQ_SOURCE_DIR/tests/fixtures/torch/mlpf_like"
-ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+need_ort130
 
 # 1. the saved outputs of batch 1 swapped after preparation: the shard that reads them refuses,
 #    by name (it ran, and passed, against the other file); they are part of the plan's identity

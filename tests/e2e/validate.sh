@@ -5,7 +5,7 @@ set -euo pipefail
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 PY=/usr/bin/python3
 # replay's reference: ORT CPU of another build (against its own ORT a CPU replay is refused)
-ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+need_ort130
 json() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # 1. passing run: summary, inputs and models written, numpy reads the inputs

@@ -78,7 +78,7 @@ expect 1 "verdict: FAILED" "$Q" replay "${REPLAY[@]}" --ep cuda --require cuda:m
 # an ORT that lists CUDAExecutionProvider without its provider libraries (onnxruntime-node's
 # 1.30 core): the dynamic loader refuses them, and that is a missing EP (skipped), not a
 # runtime error with ORT's raw words (exit 3)
-ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+need_ort130
 expect 1 "cuda:model:fp32 skipped: EP 'cuda' is not available: .*ONNX Runtime 1.30.0 lists CUDAExecutionProvider but cannot load its provider libraries \(.*libonnxruntime_providers_shared.so: cannot open shared object file" \
     "$Q" replay "${REPLAY[@]}" --ort-lib "$ORT130" --ep cuda --outdir "$T/r130"
 expect 1 "no variant under test ran" "$Q" bench --ort-lib "$ORT130" --variants cuda:attention24:fp16 --seq-lens 16 \

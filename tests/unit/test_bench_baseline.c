@@ -210,7 +210,7 @@ static void test_long_dims_baseline_not_ambiguous(void **state)
     r.masked = 0, r.heads = r.kv_heads = r.head_dim = -1;
     oq_bench_dimval dv[3];
     for (int i = 0; i < 3; i++) {
-        snprintf(dv[i].name, sizeof dv[i].name, "%s", name[i]);
+        snprintf(dv[i].name, sizeof dv[i].name, "%.100s", name[i]); /* (-O2 with _FORTIFY_SOURCE: the bound said) */
         dv[i].value = i == 2 ? 64 : i == 1 ? 4 : 1;
     }
     r.dims = dv, r.n_dims = 3;

@@ -18,6 +18,7 @@
 #include "ortqual/validate.h"
 #include "onnx.pb-c.h"
 #define TESTUTIL_GRAPH
+#define TESTUTIL_CHECK_MODEL
 #include "testutil.h"
 
 static const char *ints(oq_graph *g, const char *name, int32_t rank, const int64_t *shape, const int64_t *vals)
@@ -202,22 +203,9 @@ static oq_status check(build_fn build, char *msg, size_t cap, char *notes, size_
     oq_graph_add_output(g, "x", "y", OQ_DTYPE_FLOAT32, 1, d2);
     write_model(g, model);
     oq_graph_free(g);
-    oq_err err = {0};
-    oq_status st = oq_validate_check_inputs(model, NULL, NULL, NULL, 0, NULL, &err);
-    snprintf(msg, cap, "%s", st ? err.msg : "");
-    oq_model_info *mi;
-    assert_int_equal(oq_model_inspect_file(model, &mi, NULL), OQ_OK);
-    size_t k = (size_t)snprintf(notes, ncap, "%s", "");
-    for (size_t i = 0; i < mi->n_warnings && k < ncap; i++)
-        k += (size_t)snprintf(notes + k, ncap - k, "%s|", mi->warnings[i]);
-    oq_model_info_free(mi);
+    oq_status st = check_model_file(model, msg, cap, notes, ncap);
     remove_dir(dir);
     return st;
-}
-
-static void expect(const char *got, const char *want)
-{
-    if (!strstr(got, want)) fail_msg("'%s' lacks '%s'", got, want);
 }
 
 /* refused before a run, naming the node, the element, the value and where they came from */

@@ -16,6 +16,7 @@
 #include "ortqual/inspect.h"
 #include "ortqual/validate.h"
 #define TESTUTIL_GRAPH
+#define TESTUTIL_CHECK_MODEL
 #include "testutil.h"
 
 enum shape_case {
@@ -98,22 +99,9 @@ static oq_status check(enum shape_case c, char *msg, size_t cap, char *notes, si
     char model[512];
     snprintf(model, sizeof model, "%s/ci.onnx", dir);
     write_model(model, c);
-    oq_err err = {0};
-    oq_status st = oq_validate_check_inputs(model, NULL, NULL, NULL, 0, NULL, &err);
-    snprintf(msg, cap, "%s", st ? err.msg : "");
-    oq_model_info *mi;
-    assert_int_equal(oq_model_inspect_file(model, &mi, NULL), OQ_OK);
-    size_t k = (size_t)snprintf(notes, ncap, "%s", "");
-    for (size_t i = 0; i < mi->n_warnings && k < ncap; i++)
-        k += (size_t)snprintf(notes + k, ncap - k, "%s|", mi->warnings[i]);
-    oq_model_info_free(mi);
+    oq_status st = check_model_file(model, msg, cap, notes, ncap);
     remove_dir(dir);
     return st;
-}
-
-static void expect(const char *got, const char *want)
-{
-    if (!strstr(got, want)) fail_msg("'%s' lacks '%s'", got, want);
 }
 
 /* Transpose then Reshape of an initializer: folded as ONNX computes them, the tuple (3,2) is

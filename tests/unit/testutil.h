@@ -1,7 +1,8 @@
 /* Helpers shared by the unit tests (a header, so the test glob does not build it alone).
  * Include after <cmocka.h>. For the shared ORT runtime fixture, define
  * TESTUTIL_RUNTIME_FIXTURE before including: it declares `rt` and group_setup/teardown;
- * TESTUTIL_GRAPH and TESTUTIL_VALIDATE add model and validation helpers. */
+ * TESTUTIL_GRAPH and TESTUTIL_VALIDATE add model and validation helpers; TESTUTIL_CHECK_MODEL
+ * validate's input check and inspect's warnings of a model file. */
 #ifndef ORTQUAL_TESTS_TESTUTIL_H
 #define ORTQUAL_TESTS_TESTUTIL_H
 
@@ -259,6 +260,32 @@ static inline oq_status validate_tiny_again(const char *outdir, oq_validate_summ
     validate_tiny_in_process(&o, cfg, outdir);
     o.overwrite = 1;
     return oq_validate_run(&o, s, err);
+}
+#endif
+
+#ifdef TESTUTIL_CHECK_MODEL
+#include "ortqual/inspect.h"
+#include "ortqual/validate.h"
+
+/* validate's input check of `model`: its status, the message in msg; inspect's warnings,
+ * each followed by '|', in notes. */
+static inline oq_status check_model_file(const char *model, char *msg, size_t cap, char *notes, size_t ncap)
+{
+    oq_err err = {0};
+    oq_status st = oq_validate_check_inputs(model, NULL, NULL, NULL, 0, NULL, &err);
+    snprintf(msg, cap, "%s", st ? err.msg : "");
+    oq_model_info *mi;
+    assert_int_equal(oq_model_inspect_file(model, &mi, NULL), OQ_OK);
+    size_t k = (size_t)snprintf(notes, ncap, "%s", "");
+    for (size_t i = 0; i < mi->n_warnings && k < ncap; i++)
+        k += (size_t)snprintf(notes + k, ncap - k, "%s|", mi->warnings[i]);
+    oq_model_info_free(mi);
+    return st;
+}
+
+static inline void expect(const char *got, const char *want)
+{
+    if (!strstr(got, want)) fail_msg("'%s' lacks '%s'", got, want);
 }
 #endif
 

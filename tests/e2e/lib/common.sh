@@ -22,6 +22,12 @@ e2e_start() {
 # fail MSG: stop the script here (exit 1), for scripts where one failure ends the run.
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# need_ort130: ORT130, the second ONNX Runtime build (1.30) scripts/deps.sh installs, or stop.
+need_ort130() {
+    ORT130="$OQ_SOURCE_DIR/third_party/onnxruntime-1.30/lib/libonnxruntime.so.1"
+    [ -f "$ORT130" ] || fail "ORT 1.30 missing at $ORT130 (scripts/deps.sh installs it)"
+}
+
 # must CODE PATTERN LOG CMD...: for `set -e` scripts that stop at the first failure: CMD exits
 # with CODE and PATTERN (grep -E) is in its output, which is kept in LOG.
 must() {
