@@ -449,7 +449,8 @@ static int slice_plan(oq_fold *fo, const Onnx__NodeProto *p, const oq_folded *d,
         e = e < lo ? lo : e > hi ? hi : e;
         first[a] = b;
         stp[a] = k;
-        count[a] = k > 0 ? (e > b ? (e - b - 1) / k + 1 : 0) : (b > e ? (b - e - 1) / -k + 1 : 0);
+        count[a] = dim == 0 ? 0 /* backwards, start clamps to 0 past end's -1: still nothing */
+                   : k > 0 ? (e > b ? (e - b - 1) / k + 1 : 0) : (b > e ? (b - e - 1) / -k + 1 : 0);
     }
     return OQ_FOLD_DONE;
 }
