@@ -26,10 +26,20 @@ typedef struct oq_folded {
 
 enum { OQ_FOLD_NONE, OQ_FOLD_DONE, OQ_FOLD_CANNOT };
 
+/* A value read more than once, folded once: in a parameter or not (its constants noted or not). */
+typedef struct oq_fold_memo {
+    const char *value;
+    int in_param;
+    oq_folded f;
+} oq_fold_memo;
+
 /* One folding: its graph, and what it found on the way. */
 typedef struct oq_fold {
     const oq_gview *v;
-    int ops;            /* operators folded so far, against OQ_FOLD_MAX_OPS */
+    int ops;            /* distinct operators folded so far, against OQ_FOLD_MAX_OPS */
+    oq_fold_memo *memo; /* the values read more than once, folded so far */
+    size_t n_memo;
+    int64_t memo_elems; /* their elements, held to OQ_FOLD_MAX_ELEMS */
     int in_param;       /* inside a parameter (a shape, axes): its constants and ops not noted */
     char opnames[128];  /* those the values went through, in order: "Transpose, Reshape" */
     char consts[128];   /* the constants they came from: "'a', 'b'" */
@@ -40,8 +50,10 @@ typedef struct oq_fold {
 
 /* `value` folded into *out (its v malloc'ed, to free): OQ_FOLD_DONE; OQ_FOLD_NONE where it
  * depends on a value known only at run time (fo->runtime); OQ_FOLD_CANNOT with fo->why.
- * fo->v must be set; the rest zero. */
+ * fo->v must be set; the rest zero; oq_fold_free when done. A value read twice is folded once. */
 int oq_fold_value(oq_fold *fo, const char *value, oq_folded *out);
+/* Frees what fo keeps between values (its memo); fo may then fold again. */
+void oq_fold_free(oq_fold *fo);
 /* Where the folded values came from, " (the constant 'a' through Add, Reshape)", into buf;
  * "" for a constant read as it is. */
 const char *oq_fold_origin(const oq_fold *fo, char *buf, size_t cap);

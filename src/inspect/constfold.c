@@ -27,10 +27,18 @@ static int cannot(oq_fold *fo, const char *fmt, ...)
     return OQ_FOLD_CANNOT;
 }
 
+/* item added to a list once ("Add, Reshape"); one that does not fit ends it with "...", not a
+ * word cut short. */
 static void append(char *list, size_t cap, const char *quote, const char *item)
 {
-    size_t k = strlen(list);
-    if (k < cap) snprintf(list + k, cap - k, "%s%s%s%s", k ? ", " : "", quote, item, quote);
+    char entry[160];
+    size_t k = strlen(list), q = strlen(quote), n = strlen(item) + 2 * q;
+    if (n >= sizeof entry || (k >= 3 && !strcmp(list + k - 3, "..."))) return;
+    snprintf(entry, sizeof entry, "%s%s%s", quote, item, quote);
+    for (const char *at = list; (at = strstr(at, entry)); at += n)
+        if ((at == list || at[-1] == ' ') && (!at[n] || at[n] == ',')) return;
+    if (k + n + 2 + 5 < cap) snprintf(list + k, cap - k, "%s%s", k ? ", " : "", entry);
+    else if (k + 5 < cap) snprintf(list + k, cap - k, "%s...", k ? ", " : "");
 }
 
 static int64_t numel(const oq_folded *f)
@@ -516,7 +524,43 @@ static int apply(oq_fold *fo, const char *value, const Onnx__NodeProto *p, oq_fo
     return st;
 }
 
-static int eval(oq_fold *fo, const char *value, oq_folded *f)
+static oq_fold_memo *memo_find(const oq_fold *fo, const char *value)
+{
+    for (size_t i = 0; i < fo->n_memo; i++)
+        if (fo->memo[i].in_param == (fo->in_param > 0) && !strcmp(fo->memo[i].value, value)) return &fo->memo[i];
+    return NULL;
+}
+
+/* A copy of folded `from` into *to. */
+static int copy(oq_fold *fo, const oq_folded *from, oq_folded *to)
+{
+    int64_t n = numel(from);
+    free(to->v);
+    *to = *from;
+    if (!(to->v = malloc((size_t)(n ? n : 1) * sizeof *to->v))) return cannot(fo, "out of memory");
+    if (n) memcpy(to->v, from->v, (size_t)n * sizeof *to->v);
+    return OQ_FOLD_DONE;
+}
+
+/* f kept for value's other readers: without it, each would fold it again, a chain of
+ * Add(x, x) twice as often per link. */
+static int memo_add(oq_fold *fo, const char *value, const oq_folded *f)
+{
+    if (fo->memo_elems + numel(f) > OQ_FOLD_MAX_ELEMS)
+        return cannot(fo, "the values read more than once on the way make more than %d elements, too large to fold",
+                      OQ_FOLD_MAX_ELEMS);
+    oq_fold_memo *m = realloc(fo->memo, (fo->n_memo + 1) * sizeof *m);
+    if (!m) return cannot(fo, "out of memory");
+    fo->memo = m;
+    m += fo->n_memo;
+    *m = (oq_fold_memo){.value = value, .in_param = fo->in_param > 0};
+    int st = copy(fo, f, &m->f);
+    if (st == OQ_FOLD_DONE) fo->n_memo++, fo->memo_elems += numel(f);
+    return st;
+}
+
+/* value folded afresh: the operator or constant that makes it */
+static int eval_once(oq_fold *fo, const char *value, oq_folded *f)
 {
     const Onnx__NodeProto *p = oq_gview_producer(fo->v, value, NULL);
     const Onnx__TensorProto *t = p ? NULL : oq_gview_initializer(fo->v, value);
@@ -533,10 +577,28 @@ static int eval(oq_fold *fo, const char *value, oq_folded *f)
     return st;
 }
 
+static int eval(oq_fold *fo, const char *value, oq_folded *f)
+{
+    const oq_fold_memo *m = memo_find(fo, value);
+    if (m) return copy(fo, &m->f, f);
+    int st = eval_once(fo, value, f);
+    if (st == OQ_FOLD_DONE && oq_gview_consumer_count(fo->v, value) > 1) st = memo_add(fo, value, f);
+    return st;
+}
+
 int oq_fold_value(oq_fold *fo, const char *value, oq_folded *out)
 {
     memset(out, 0, sizeof *out);
     return eval(fo, value, out);
+}
+
+void oq_fold_free(oq_fold *fo)
+{
+    for (size_t i = 0; i < fo->n_memo; i++) free(fo->memo[i].f.v);
+    free(fo->memo);
+    fo->memo = NULL;
+    fo->n_memo = 0;
+    fo->memo_elems = 0;
 }
 
 const char *oq_fold_origin(const oq_fold *fo, char *buf, size_t cap)

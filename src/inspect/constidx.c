@@ -112,6 +112,7 @@ static int node_check(const oq_gview *v, const Onnx__NodeProto *n, char *msg, si
         r = IDX_OUTSIDE;
     }
     free(f.v);
+    oq_fold_free(&fo);
     return r;
 }
 

@@ -112,6 +112,24 @@ static const char *slice_empty_r2(oq_graph *g)
     return slice_empty(g, 2, (int64_t[]){0, 3});
 }
 
+/* d = Add(d, d) n times from a = [0, 1]: [0, 2^n], each value read twice */
+static const char *doubled(oq_graph *g, int n)
+{
+    const char *d = vec(g, "a", 2, (int64_t[]){0, 1});
+    for (int i = 0; i < n; i++) d = op2(g, "Add", d, d);
+    return d;
+}
+
+static const char *doubled6(oq_graph *g)
+{
+    return doubled(g, 6);
+}
+
+static const char *doubled20(oq_graph *g)
+{
+    return doubled(g, 20);
+}
+
 static const char *constant_of_shape(oq_graph *g)
 {
     const int64_t one = 1, eight = 8;
@@ -311,6 +329,14 @@ static void slice_empty_accepted(void **state)
     accepted(slice_empty_r2);
 }
 
+/* each value folded once: 6 (or 20) operators, not 2^6, and each name said once */
+static void read_twice_refused(void **state)
+{
+    (void)state;
+    refused(doubled6, "' (the constant 'a' through Add) hold 64 at element [1]", "hold 64 at element [1]");
+    refused(doubled20, "' (the constant 'a' through Add) hold 1048576 at element [1]", "hold 1048576 at element [1]");
+}
+
 static void constant_of_shape_refused(void **state)
 {
     (void)state;
@@ -376,6 +402,7 @@ int main(void)
         cmocka_unit_test(range_refused),
         cmocka_unit_test(slice_refused),
         cmocka_unit_test(slice_empty_accepted),
+        cmocka_unit_test(read_twice_refused),
         cmocka_unit_test(constant_of_shape_refused),
         cmocka_unit_test(value_int_refused),
         cmocka_unit_test(value_ints_refused),
