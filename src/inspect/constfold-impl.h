@@ -54,8 +54,8 @@ typedef struct oq_fold {
 int oq_fold_value(oq_fold *fo, const char *value, oq_folded *out);
 /* Frees what fo keeps between values (its memo); fo may then fold again. */
 void oq_fold_free(oq_fold *fo);
-/* Where the folded values came from, " (the constant 'a' through Add, Reshape)", into buf;
- * "" for a constant read as it is. */
+/* Where the folded values came from, " (the constant 'a' through Add, Reshape)" or, from no
+ * constant, " (made by ConstantOfShape 'c')", into buf; "" for a constant read as it is. */
 const char *oq_fold_origin(const oq_fold *fo, char *buf, size_t cap);
 
 #endif

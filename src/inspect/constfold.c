@@ -520,7 +520,12 @@ static int apply(oq_fold *fo, const char *value, const Onnx__NodeProto *p, oq_fo
     }
     if (++fo->ops > OQ_FOLD_MAX_OPS) return cannot(fo, "more than %d operators lead to them", OQ_FOLD_MAX_OPS);
     int st = OPS[i].fn(fo, p, f);
-    if (st == OQ_FOLD_DONE && !fo->in_param) append(fo->opnames, sizeof fo->opnames, "", p->op_type);
+    char item[160];
+    if (oq_node_is(p, "ConstantOfShape")) /* its values come from no constant: the origin names it */
+        snprintf(item, sizeof item, "%s '%s'", p->op_type, name_of(p));
+    else
+        snprintf(item, sizeof item, "%s", p->op_type);
+    if (st == OQ_FOLD_DONE && !fo->in_param) append(fo->opnames, sizeof fo->opnames, "", item);
     return st;
 }
 
@@ -605,6 +610,7 @@ const char *oq_fold_origin(const oq_fold *fo, char *buf, size_t cap)
 {
     int many = strchr(fo->consts, ',') != NULL, many_defaults = strchr(fo->defaults, ',') != NULL;
     if (!*fo->opnames && !*fo->defaults) return snprintf(buf, cap, "%s", ""), buf;
+    if (!*fo->consts && !*fo->defaults) return snprintf(buf, cap, " (made by %s)", fo->opnames), buf;
     size_t k = (size_t)snprintf(buf, cap, " (");
     if (*fo->consts && k < cap) k += (size_t)snprintf(buf + k, cap - k, "the constant%s %s", many ? "s" : "", fo->consts);
     if (*fo->defaults && k < cap)

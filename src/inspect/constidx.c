@@ -102,12 +102,13 @@ static int node_check(const oq_gview *v, const Onnx__NodeProto *n, char *msg, si
         r = IDX_UNCHECKED;
     }
     if (e >= 0) {
-        char where[512], origin[512];
-        snprintf(msg, cap, "%s '%s': its constant indices '%s'%s hold %lld at element %s; it indexes axis %lld of "
+        char coord[480], where[512], origin[512];
+        if (f.rank) snprintf(where, sizeof where, "at element %s", oq_coord_str(f.shape, f.rank, e, coord, sizeof coord));
+        else snprintf(where, sizeof where, "(a scalar)");
+        snprintf(msg, cap, "%s '%s': its constant indices '%s'%s hold %lld %s; it indexes axis %lld of "
                  "its data, of size %lld (indices %lld..%lld): ONNX Runtime fails every run%s", n->op_type, name_of(n),
-                 n->input[1], oq_fold_origin(&fo, origin, sizeof origin), (long long)f.v[e],
-                 oq_coord_str(f.shape, f.rank, e, where, sizeof where), (long long)b->axis, (long long)b->size,
-                 (long long)-b->size, (long long)b->size - 1,
+                 n->input[1], oq_fold_origin(&fo, origin, sizeof origin), (long long)f.v[e], where, (long long)b->axis,
+                 (long long)b->size, (long long)-b->size, (long long)b->size - 1,
                  *fo.defaults ? " that keeps the default, as every run of ortqual's does" : "");
         r = IDX_OUTSIDE;
     }

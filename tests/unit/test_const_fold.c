@@ -340,13 +340,13 @@ static void read_twice_refused(void **state)
 static void constant_of_shape_refused(void **state)
 {
     (void)state;
-    refused(constant_of_shape, "through ConstantOfShape)", "hold 8 at element [0,0]");
+    refused(constant_of_shape, "' (made by ConstantOfShape '", "') hold 8 at element [0,0]");
 }
 
 static void value_int_refused(void **state)
 {
     (void)state;
-    refused(value_int, "' hold 9 at element []", "hold 9 at element []");
+    refused(value_int, "' hold 9 (a scalar); it indexes", "hold 9 (a scalar)");
 }
 
 static void value_ints_refused(void **state)
