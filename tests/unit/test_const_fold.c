@@ -325,8 +325,8 @@ static void slice_refused(void **state)
 static void slice_empty_accepted(void **state)
 {
     (void)state;
+    accepted(slice_empty_r2); /* first: the old count read 3 elements of a 1-slot allocation */
     accepted(slice_empty_r1);
-    accepted(slice_empty_r2);
 }
 
 /* each value folded once: 6 (or 20) operators, not 2^6, and each name said once */
