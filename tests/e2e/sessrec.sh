@@ -31,4 +31,11 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "1 compared" bs.out && ok "bench: the entry's level 0 against --graph-opt-level 0, compared" ||
   bad "bench entry against option: exit $rc: $(tail -2 bs.out)"
 
+# ---- bench --baseline: another level, named by what set it
+one_line 2 "another measurement: the graph optimization level 99 \(from --session-config session\.graph_optimization_level, over --graph-opt-level 0\) here, 0 \(from --graph-opt-level\) in the baseline \(the timings" \
+  "$Q" "${B[@]}" --graph-opt-level 0 --session-config session.graph_optimization_level=enable_all \
+  --baseline b0/summary.json --outdir b2
+one_line 2 "another measurement: the graph optimization level 1 \(from --graph-opt-level\) here, 0 \(from --session-config session\.graph_optimization_level\) in the baseline \(the timings" \
+  "$Q" "${B[@]}" --graph-opt-level 1 --baseline b1/summary.json --outdir b3
+
 report
