@@ -38,4 +38,10 @@ one_line 2 "another measurement: the graph optimization level 99 \(from --sessio
 one_line 2 "another measurement: the graph optimization level 1 \(from --graph-opt-level\) here, 0 \(from --session-config session\.graph_optimization_level\) in the baseline \(the timings" \
   "$Q" "${B[@]}" --graph-opt-level 1 --baseline b1/summary.json --outdir b3
 
+# ---- validate: the placement entry refused in the tool's terms
+V=(validate --export sdpa --configs ref:sdpa:fp64,cpu:decomposed:fp32 --num-events 2 --batch-size 2 --max-len 16
+   --repeat 1 --warmup 0 --no-plots --threads 1)
+one_line 2 "^ortqual validate: --session-config session\.record_ep_graph_assignment_info=0: the placement check \(--require-full-gpu, --profile\) records where ORT placed each node with it set to '1'; give '1' or leave it out$" \
+  "$Q" "${V[@]}" --profile --session-config session.record_ep_graph_assignment_info=0 --outdir p1
+[ ! -e p1 ] && ok "validate: nothing written for the refusal" || bad "validate: p1 written"
 report
