@@ -444,7 +444,27 @@ static oq_status mask_differs(const oq_bench_baseline *b, const oq_bench_rows *r
     return OQ_OK;
 }
 
-/* A measured value as a message shows it: the inputs file by its path and its hash's start. */
+/* What set the graph optimization level of `config` (its graph_opt_level_from), in the caller's
+ * terms: an entry over the option's level, or the option; "" where it does not say (ORT's
+ * default, an older summary). */
+static void level_source(json_t *config, char *buf, size_t n)
+{
+    const char *from = str_of(config, "graph_opt_level_from");
+    json_t *option = json_object_get(config, "graph_opt_option");
+    char words[64], over[64];
+    *buf = '\0';
+    if (!strcmp(from, "session_config") && json_is_integer(option) && json_integer_value(option) >= 0)
+        snprintf(buf, n, "%s%s, %s %lld)", oq_terms("(from session config ", words, sizeof words),
+                 OQ_SESSION_CONFIG_LEVEL_KEY, oq_terms("over opts.graph_opt", over, sizeof over),
+                 (long long)json_integer_value(option));
+    else if (!strcmp(from, "session_config"))
+        snprintf(buf, n, "%s%s)", oq_terms("(from session config ", words, sizeof words), OQ_SESSION_CONFIG_LEVEL_KEY);
+    else if (!strcmp(from, "option"))
+        snprintf(buf, n, "%s)", oq_terms("(from opts.graph_opt", words, sizeof words));
+}
+
+/* A measured value as a message shows it: the inputs file by its path and its hash's start, the
+ * graph level with what set it. */
 static void value_text(json_t *config, const char *key, char *buf, size_t n)
 {
     json_t *v = json_object_get(config, key);
@@ -452,8 +472,9 @@ static void value_text(json_t *config, const char *key, char *buf, size_t n)
         snprintf(buf, n, "%.80s (sha256 %.12s)", str_of(config, "inputs"), json_string_value(v));
         return;
     }
-    char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9)) : NULL;
-    snprintf(buf, n, "%s", t ? t : "none");
+    char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9)) : NULL, source[160] = "";
+    if (!strcmp(key, "graph_opt_level")) level_source(config, source, sizeof source);
+    snprintf(buf, n, "%s%s%s", t ? t : "none", *source ? " " : "", source);
     free(t);
 }
 
@@ -497,10 +518,13 @@ oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opt
     for (size_t i = 0; !st && here && i < sizeof measured / sizeof *measured; i++) {
         json_t *x = json_object_get(here, measured[i][0]), *y = json_object_get(there, measured[i][0]);
         if (!x || !y || json_equal(x, y)) continue; /* a key one side lacks (a model run, an older one) */
-        char vx[128], vy[128], opt[64];
+        char vx[256], vy[256], opt[64];
         value_text(here, measured[i][0], vx, sizeof vx);
         value_text(there, measured[i][0], vy, sizeof vy);
-        snprintf(diff, n, "%s %s here, %s in the baseline", oq_terms(measured[i][1], opt, sizeof opt), vx, vy);
+        /* the level, not the option: an entry may have set it */
+        const char *what = strcmp(measured[i][0], "graph_opt_level") ? oq_terms(measured[i][1], opt, sizeof opt)
+                                                                        : "the graph optimization level";
+        snprintf(diff, n, "%s %s here, %s in the baseline", what, vx, vy);
         break;
     }
     json_decref(given);

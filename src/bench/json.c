@@ -207,13 +207,29 @@ static json_t *ep_options_json(const oq_bench_opts *o)
     return j;
 }
 
+/* The graph optimization level ORT runs, as validate records it (graph_opt_level, with
+ * graph_opt_level_from and graph_opt_option): ORT's default stays -1 with no source. Returns
+ * how many keys it meant to add (1 to 3). */
+static size_t graph_opt_json(const oq_bench_opts *o, json_t *j)
+{
+    json_t *ran = oq_session_graph_opt_ran(o->graph_opt, o->n_session_configs, o->session_config_keys,
+                                           o->session_config_values);
+    json_t *level = json_object_get(ran, "level");
+    json_object_set_new(j, "graph_opt_level", level ? json_incref(level) : json_integer(-1));
+    if (ran) json_object_set(j, "graph_opt_level_from", json_object_get(ran, "from"));
+    if (json_object_get(ran, "option")) json_object_set(j, "graph_opt_option", json_object_get(ran, "option"));
+    size_t added = 1 + (ran != NULL) + (json_object_get(ran, "option") != NULL);
+    json_decref(ran);
+    return added;
+}
+
 /* The options both sweeps share (how each row runs), added to `j`; `keys`: how many `j` then
- * holds when nothing failed. */
+ * holds when nothing failed, the graph level's source and option not counted. */
 static oq_status run_opts_json(const oq_bench_opts *o, json_t *j, size_t keys, json_t **out, oq_err *err)
 {
     set_int(j, "threads", o->threads);
     set_int(j, "inter_op_threads", o->inter_op_threads);
-    set_int(j, "graph_opt_level", oq_graph_opt_level(o->graph_opt));
+    keys += graph_opt_json(o, j) - 1;
     json_t *sc = json_array(); /* [[key, value]] of --session-config, [] when none */
     for (size_t i = 0; sc && i < o->n_session_configs; i++)
         json_array_append_new(sc, json_pack("[s,s]", o->session_config_keys[i], o->session_config_values[i]));

@@ -40,6 +40,7 @@ static const char *const terms[][2] = {
     {"reference_ort_lib: ", "--reference-ort-lib: "},
     {"required '", "--require '"},
     {"e.g. configs ", "e.g. --configs "},
+    {"(require_full_gpu, profile)", "(--require-full-gpu, --profile)"},
     {"require_full_gpu", "--require-full-gpu"},
     {"strict_placement", "--strict-placement"},
     {"expect_kernel", "--expect-kernel"},
@@ -50,6 +51,7 @@ static const char *const terms[][2] = {
     {"ep_libs '", "--ep-lib '"},
     {"(if graph_opt OQ_GRAPH_OPT_BASIC runs it,", "(if --graph-opt-level 1 runs it,"},
     {" a session config entry optimization.", " --session-config optimization."},
+    {"oq_validate_run: session config ", "--session-config "}, /* the placement entry's refusal */
     {"session config key '", "--session-config key '"},
     {"session config ", "--session-config "},
     {"(validate with save_outputs)", "(validate --save-outputs)"},

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "ortqual/runtime.h"
 #include "ortqual/status.h"
 
 /* What two sessions apart only in some entries still share: the numbers they compute, the time
@@ -39,6 +40,13 @@ oq_status oq_session_config_repeated(const char *who, const char *field, size_t 
  * sets; -1 for any other name (or NULL). ORT takes this entry over the level set through
  * SetSessionGraphOptimizationLevel. */
 int oq_session_config_level(const char *name);
+
+/* The graph optimization level ORT runs and what set it, {"level", "from", "option"}: a
+ * session.graph_optimization_level entry among the n, which ORT takes over the level set as an
+ * option ("from" "session_config", "option" that level, -1 none), else `option` ("from"
+ * "option"); NULL when neither set one (ORT's default) or out of memory. The one record of it
+ * that validate, replay and bench write. */
+json_t *oq_session_graph_opt_ran(oq_graph_opt option, size_t n, const char *const *keys, const char *const *values);
 
 /* The warning of each of the n entries that ONNX Runtime `ort_version` takes unchecked (a key the
  * headers do not know, oq_session_config_check_for), appended to the array `warnings`: a

@@ -185,6 +185,17 @@ int oq_session_config_level(const char *name)
     return -1;
 }
 
+json_t *oq_session_graph_opt_ran(oq_graph_opt option, size_t n, const char *const *keys_, const char *const *values)
+{
+    int entry = -1;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(keys_[i], OQ_SESSION_CONFIG_LEVEL_KEY)) entry = oq_session_config_level(values[i]);
+    if (entry >= 0)
+        return json_pack("{s:i, s:s, s:i}", "level", entry, "from", "session_config", "option", oq_graph_opt_level(option));
+    if (option == OQ_GRAPH_OPT_DEFAULT) return NULL;
+    return json_pack("{s:i, s:s}", "level", oq_graph_opt_level(option), "from", "option");
+}
+
 int oq_session_config_neutral(const char *key)
 {
     return oq_session_config_neutral_for(key, OQ_SESSION_SAME_OUTPUTS);

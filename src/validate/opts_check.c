@@ -114,10 +114,9 @@ static oq_status placement_entry(const oq_validate_opts *o, oq_err *err)
     for (size_t i = 0; (o->require_full_gpu || o->profile) && i < o->n_session_configs; i++)
         if (!strcmp(o->session_config_keys[i], OQ_PLACEMENT_SESSION_CONFIG) && strcmp(o->session_config_values[i], "1"))
             return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "oq_validate_run: session_config_keys[%zu] '%s'='%s': the placement check "
-                              "(require_full_gpu, profile) records where ORT placed each node with it set to '1'; "
-                              "give '1' or leave it out",
-                              i, o->session_config_keys[i], o->session_config_values[i]);
+                              "oq_validate_run: session config %s=%s: the placement check (require_full_gpu, "
+                              "profile) records where ORT placed each node with it set to '1'; give '1' or leave it out",
+                              o->session_config_keys[i], o->session_config_values[i]);
     return OQ_OK;
 }
 

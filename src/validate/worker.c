@@ -736,22 +736,6 @@ static oq_status open_reference(worker *w, oq_err *err)
     return st;
 }
 
-/* The graph optimization level ORT ran and what set it, {"level", "from", "option"}: a
- * session.graph_optimization_level entry, which ORT takes over the level set as an option
- * ("option": that level, -1 none), else the option; NULL when neither did (ORT's default). */
-static json_t *graph_opt_ran(const oq_validate_plan *p)
-{
-    int entry = -1;
-    for (size_t i = 0; i < p->n_session_configs; i++)
-        if (!strcmp(p->session_config_keys[i], OQ_SESSION_CONFIG_LEVEL_KEY))
-            entry = oq_session_config_level(p->session_config_values[i]);
-    if (entry >= 0)
-        return json_pack("{s:i, s:s, s:i}", "level", entry, "from", "session_config", "option",
-                         oq_graph_opt_level(p->graph_opt));
-    if (p->graph_opt == OQ_GRAPH_OPT_DEFAULT) return NULL;
-    return json_pack("{s:i, s:s}", "level", oq_graph_opt_level(p->graph_opt), "from", "option");
-}
-
 /* The runtime's evidence. The libraries a CPU configuration loads are the parent's and ORT's:
  * the scan for copies of the CUDA libraries (thousands of stat calls) is the parent's, done once;
  * a configuration on another execution provider scans after its libraries loaded. */
@@ -763,7 +747,10 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
     /* after the runs, so the libraries an execution provider loaded lazily are listed too */
     if (w->rt) {
         oq_evidence_opts opts = {.skip_shadowing = !oq_config_on_ep(&w->plan->config)};
-        json_t *ev = oq_evidence_collect_json(w->rt, &opts), *ran = graph_opt_ran(w->plan);
+        const oq_validate_plan *p = w->plan;
+        json_t *ev = oq_evidence_collect_json(w->rt, &opts);
+        json_t *ran = oq_session_graph_opt_ran(p->graph_opt, p->n_session_configs, (const char *const *)p->session_config_keys,
+                                               (const char *const *)p->session_config_values);
         if (ev && ran) json_object_set_new(ev, "graph_opt", ran);
         else json_decref(ran);
         r->evidence_json = ev ? json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;

@@ -502,7 +502,7 @@ static void test_config_differs_as_run(void **state)
     assert_string_equal(diff, "");
     o.n_session_configs = 1;
     assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
-    assert_string_equal(diff, "opts.graph_opt 0 here, 99 in the baseline");
+    assert_string_equal(diff, "the graph optimization level 0 (from opts.graph_opt) here, 99 in the baseline");
     o.graph_opt = OQ_GRAPH_OPT_ALL; /* the default, spelt */
     assert_int_equal(oq_bench_config_differs(b, &o, diff, sizeof diff, &e), OQ_OK);
     assert_string_equal(diff, "");

@@ -244,9 +244,9 @@ static const spoiled events_and_masks[] = {
     {session_value_entry_null, "oq_validate_run: session_config_values[0] is NULL (key 'sdpa_kernel')"},
     {session_key_twice, "oq_validate_run: session_config_keys[0] and [1] are both 'session.intra_op.allow_spinning' "
                         "(values '0' and '1'): ORT would keep the last without a word; give each key once"},
-    {placement_entry_off, "oq_validate_run: session_config_keys[0] 'session.record_ep_graph_assignment_info'='0': "
-                          "the placement check (require_full_gpu, profile) records where ORT placed each node with it "
-                          "set to '1'; give '1' or leave it out"},
+    {placement_entry_off, "oq_validate_run: session config session.record_ep_graph_assignment_info=0: the placement "
+                          "check (require_full_gpu, profile) records where ORT placed each node with it set to '1'; "
+                          "give '1' or leave it out"},
     {runtime_cuda, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (runtime cuda)"},
     {precision_fp16, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (precision fp16)"},
     {repr_decomposed, "oq_validate_run: configs[1]: name 'cpu:attention24:fp32' does not match its fields (repr decomposed)"},
