@@ -21,7 +21,7 @@ BUILD_FUZZ ?= build-fuzz
 BUILD_RELEASE ?= build-release
 # make fuzz: seconds per harness; make test: seconds per harness in its fuzz/run tests
 FUZZ_SECONDS ?= 600
-FUZZ_TEST_SECONDS ?= 20
+FUZZ_TEST_SECONDS ?= 10
 ORT_ROOT ?=
 CMAKE_ORT := $(if $(ORT_ROOT),-DORT_ROOT=$(abspath $(ORT_ROOT)),)
 OUTDIR ?= ortqual-out/demo
