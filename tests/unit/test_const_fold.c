@@ -21,16 +21,6 @@
 #define TESTUTIL_CHECK_MODEL
 #include "testutil.h"
 
-static const char *ints(oq_graph *g, const char *name, int32_t rank, const int64_t *shape, const int64_t *vals)
-{
-    oq_tensor *t;
-    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_INT64, rank, shape, name, NULL), OQ_OK);
-    memcpy(t->data, vals, (size_t)oq_tensor_numel(t) * sizeof *vals);
-    const char *v = oq_graph_add_initializer(g, t, NULL);
-    oq_tensor_free(t);
-    return v;
-}
-
 static const char *vec(oq_graph *g, const char *name, int64_t n, const int64_t *vals)
 {
     return ints(g, name, 1, &n, vals);

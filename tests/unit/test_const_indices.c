@@ -27,16 +27,6 @@ enum shape_case {
     ND_FED_RESHAPED,   /* Reshape(input 'ids', [2,2]): its tuples moved, checked by ORT alone */
 };
 
-static const char *ints(oq_graph *g, const char *name, int32_t rank, const int64_t *shape, const int64_t *vals)
-{
-    oq_tensor *t;
-    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_INT64, rank, shape, name, NULL), OQ_OK);
-    memcpy(t->data, vals, (size_t)oq_tensor_numel(t) * sizeof *vals);
-    const char *v = oq_graph_add_initializer(g, t, NULL);
-    oq_tensor_free(t);
-    return v;
-}
-
 /* The indices of the case, built in g. */
 static const char *indices(oq_graph *g, enum shape_case c)
 {

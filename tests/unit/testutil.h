@@ -158,6 +158,17 @@ static inline const char *zeros_initializer(oq_graph *g, const char *name, int64
     oq_tensor_free(t);
     return v;
 }
+
+/* An int64 initializer `name` of `shape` holding vals, added to g; its name in g. */
+static inline const char *ints(oq_graph *g, const char *name, int32_t rank, const int64_t *shape, const int64_t *vals)
+{
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_INT64, rank, shape, name, NULL), OQ_OK);
+    memcpy(t->data, vals, (size_t)oq_tensor_numel(t) * sizeof *vals);
+    const char *v = oq_graph_add_initializer(g, t, NULL);
+    oq_tensor_free(t);
+    return v;
+}
 #endif
 
 #ifdef TESTUTIL_VALIDATE
