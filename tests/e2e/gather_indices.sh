@@ -15,16 +15,9 @@ $PY - "$OQ_SOURCE_DIR/tests/e2e/lib" <<'PY' || fail "writing the model and batch
 import sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from pbwire import enc as v, ld
-def f(n, b): return ld(n, b.encode() if isinstance(b, str) else b)
-def num(n, x): return v(n << 3) + v(x)
-def vinfo(name, elem, dims):  # elem 1 float, 7 int64
-    shape = b"".join(f(1, num(1, d)) for d in dims)
-    return f(1, name) + f(2, f(1, num(1, elem) + f(2, shape)))
+from gather_pb import f, num, vinfo, node  # vinfo's elem: 1 float, 7 int64
 def zeros(name, rows, cols):
     return num(1, rows) + num(1, cols) + num(2, 1) + f(8, name) + f(9, bytes(4 * rows * cols))
-def node(op, name, ins, out, attr=b""):
-    return b"".join(f(1, i) for i in ins) + f(2, out) + f(3, name) + f(4, op) + attr
 axis1 = f(5, f(1, "axis") + num(3, 1) + num(20, 2))  # AttributeProto INT
 g = f(1, node("GatherElements", "ge", ["E", "sel"], "picked", axis1)) + f(1, node("GatherND", "nd", ["P", "pairs"], "cells"))
 g += f(2, "g") + f(5, zeros("E", 2, 5)) + f(5, zeros("P", 3, 4))
@@ -62,16 +55,7 @@ $PY - "$OQ_SOURCE_DIR/tests/e2e/lib" <<'PY' || fail "writing the constant-index 
 import sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from pbwire import enc as v, ld
-def f(n, b): return ld(n, b.encode() if isinstance(b, str) else b)
-def num(n, x): return v(n << 3) + v(x)
-def vinfo(name, elem, dims):
-    shape = b"".join(f(1, num(1, d)) for d in dims)
-    return f(1, name) + f(2, f(1, num(1, elem) + f(2, shape)))
-def ints(name, dims, vals):
-    return b"".join(num(1, d) for d in dims) + num(2, 7) + f(8, name) + f(9, np.array(vals, "<i8").tobytes())
-def node(op, name, ins, out):
-    return b"".join(f(1, i) for i in ins) + f(2, out) + f(3, name) + f(4, op)
+from gather_pb import f, num, vinfo, ints, node
 for tag, idx in (("c_in", [0, 1, 3, 2]), ("c_out", [0, 3, 1, 2])):
     g = f(1, node("Transpose", "t", ["idx"], "idx_t")) + f(1, node("Reshape", "r", ["idx_t", "s22"], "ind"))
     g += f(1, node("GatherND", "nd", ["P", "ind"], "cells")) + f(1, node("Identity", "id", ["x"], "y"))
@@ -96,18 +80,7 @@ $PY - "$OQ_SOURCE_DIR/tests/e2e/lib" <<'PY' || fail "writing the computed-index 
 import sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from pbwire import enc as v, ld
-def f(n, b): return ld(n, b.encode() if isinstance(b, str) else b)
-def num(n, x): return v(n << 3) + v(x)
-def vinfo(name, elem, dims):
-    shape = b"".join(f(1, num(1, d)) for d in dims)
-    return f(1, name) + f(2, f(1, num(1, elem) + f(2, shape)))
-def ints(name, dims, vals):
-    return b"".join(num(1, d) for d in dims) + num(2, 7) + f(8, name) + f(9, np.array(vals, "<i8").tobytes())
-def node(op, name, ins, out, attr=b""):
-    return b"".join(f(1, i) for i in ins) + f(2, out) + f(3, name) + f(4, op) + attr
-def a_int(name, x): return f(5, f(1, name) + num(3, x) + num(20, 2))
-def a_ints(name, xs): return f(5, f(1, name) + b"".join(num(8, x) for x in xs) + num(20, 7))
+from gather_pb import f, num, vinfo, ints, node, a_int, a_ints
 E = num(1, 2) + num(1, 5) + num(2, 1) + f(8, "E") + f(9, bytes(40))
 def model(path, nodes, inits, n, inputs=b""):
     g = b"".join(f(1, x) for x in nodes) + f(1, node("Gather", "g", ["E", "ind"], "picked", a_int("axis", 1)))
