@@ -469,7 +469,7 @@ static int same_ints(oq_fold *fo, const Onnx__NodeProto *p, const oq_folded *a, 
 static int fold_left(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f, elem_fn fn, size_t at_least)
 {
     int st = input(fo, p, 0, f);
-    if (st == OQ_FOLD_DONE && f->type == T_BOOL) st = cannot(fo, "%s '%s' computes on bool values", p->op_type, name_of(p));
+    if (st == OQ_FOLD_DONE) st = same_ints(fo, p, f, f);
     for (size_t i = 1; st == OQ_FOLD_DONE && i < (p->n_input > at_least ? p->n_input : at_least); i++) {
         oq_folded b = {0}, out = {0};
         st = input(fo, p, i, &b);
@@ -533,8 +533,10 @@ static int where(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
     oq_folded in[3] = {{0}};
     int st = OQ_FOLD_DONE;
     for (size_t i = 0; st == OQ_FOLD_DONE && i < 3; i++) st = input(fo, p, i, &in[i]);
-    if (st == OQ_FOLD_DONE && in[0].type != T_BOOL) st = cannot(fo, "Where '%s' has a condition that is not bool", name_of(p));
-    if (st == OQ_FOLD_DONE && in[1].type != in[2].type) st = cannot(fo, "Where '%s' has inputs of two types", name_of(p));
+    if (st == OQ_FOLD_DONE && in[0].type != T_BOOL)
+        st = cannot(fo, "Where '%s' has a condition that is not bool", name_of(p));
+    if (st == OQ_FOLD_DONE && in[1].type != in[2].type)
+        st = cannot(fo, "Where '%s' has inputs of two types", name_of(p));
     if (st == OQ_FOLD_DONE)
         st = elementwise(fo, p, (const oq_folded *[]){&in[0], &in[1], &in[2]}, 3, where_el, in[1].type, f);
     for (int i = 0; i < 3; i++) free(in[i].v);
