@@ -549,7 +549,8 @@ static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err
 {
     unsigned *uses = NULL;
     /* the tables each input indexes too (check_int_table); a contract's mask is not the graph's */
-    oq_status st = oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &uses, &m->tables, err);
+    oq_status st =
+        oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &uses, &m->tables, NULL, err);
     if (!st && m->has_contract) free(uses), uses = NULL;
     if (!st) st = oq_bench_choose_mask(o, m->mi, uses, m->has_contract ? m->contract : NULL, &m->mask, err);
     unsigned says = !st && uses && m->mask.index >= 0 ? oq_uses_polarity(uses[m->mask.index]) : 0;

@@ -1,9 +1,11 @@
 /* A small folder of integer constants: what a value computed from initializers and Constant
  * nodes holds, for the bounds check of constant indices (constidx-impl.h). It folds Reshape,
- * Transpose, Unsqueeze, Squeeze, Cast, Identity, Add, Sub, Mul, Neg, Concat, Range, Slice,
- * ConstantOfShape and Constant (`value`, `value_int`, `value_ints`), int32 and int64 only, with
- * ONNX's broadcasting and clamping; an overflow, a value above OQ_FOLD_MAX_ELEMS elements or a
- * rank above OQ_FOLD_MAX_RANK is not folded (said why). An input's default (an initializer of its
+ * Transpose, Unsqueeze, Squeeze, Cast, Identity, Add, Sub, Mul, Div, Mod, Min, Max, Neg, Where,
+ * Expand, Tile, Gather, Concat, Range, Slice, ConstantOfShape and Constant (`value`, `value_int`,
+ * `value_ints`), int32 and int64 (and a bool constant, Where's condition), with ONNX's
+ * broadcasting and clamping and ORT's integer division; an overflow, a division by zero, a value
+ * above OQ_FOLD_MAX_ELEMS elements, a rank above OQ_FOLD_MAX_RANK, a cycle or more than
+ * OQ_FOLD_MAX_OPS operators is not folded (said why). An input's default (an initializer of its
  * name) is folded as the constant every run of ortqual's uses: it feeds only inputs without one.
  */
 #ifndef ORTQUAL_INSPECT_CONSTFOLD_IMPL_H
@@ -19,7 +21,7 @@
 
 typedef struct oq_folded {
     int rank;
-    int32_t type; /* ONNX's INT32 or INT64: the range its arithmetic stays in */
+    int32_t type; /* ONNX's INT32 or INT64: the range its arithmetic stays in (BOOL: 0 or 1) */
     int64_t shape[OQ_FOLD_MAX_RANK];
     int64_t *v; /* row-major, malloc'ed */
 } oq_folded;
@@ -37,6 +39,11 @@ typedef struct oq_fold_memo {
 typedef struct oq_fold {
     const oq_gview *v;
     int ops;            /* distinct operators folded so far, against OQ_FOLD_MAX_OPS */
+    /* those operators, each counted once whether read as a parameter, as data or both */
+    const Onnx__NodeProto *counted[OQ_FOLD_MAX_OPS];
+    /* the operators being folded, outermost first: one met again is a cycle */
+    const Onnx__NodeProto *path[OQ_FOLD_MAX_OPS];
+    int depth;
     oq_fold_memo *memo; /* the values read more than once, folded so far */
     size_t n_memo;
     int64_t memo_elems; /* their elements, held to OQ_FOLD_MAX_ELEMS */

@@ -1,4 +1,5 @@
 /* The integer constant folder (constfold-impl.h). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #define T_INT32 ONNX__TENSOR_PROTO__DATA_TYPE__INT32
 #define T_INT64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+#define T_BOOL ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
 #define R OQ_FOLD_MAX_RANK
 
 static int eval(oq_fold *fo, const char *value, oq_folded *f);
@@ -67,19 +69,21 @@ static int alloc(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f, int rank, 
     return OQ_FOLD_DONE;
 }
 
-/* The n int32 or int64 values of t (raw or typed), 0 where it holds fewer (data not read). */
+/* The n int32, int64 or bool (a byte each when raw) values of t, 0 where it holds fewer (data
+ * not read). */
 static int proto_ints(const Onnx__TensorProto *t, int64_t *out, size_t n)
 {
-    size_t w = t->data_type == T_INT64 ? 8 : 4;
+    size_t w = t->data_type == T_INT64 ? 8 : t->data_type == T_BOOL ? 1 : 4;
     if (t->has_raw_data && t->raw_data.len != n * w) return 0;
     if (!t->has_raw_data && (w == 8 ? t->n_int64_data : t->n_int32_data) != n) return 0;
     for (size_t i = 0; i < n; i++) {
         int64_t x64 = 0;
         int32_t x32 = 0;
-        if (t->has_raw_data) memcpy(w == 8 ? (void *)&x64 : (void *)&x32, t->raw_data.data + i * w, w);
-        else if (w == 8) x64 = t->int64_data[i];
-        else x32 = t->int32_data[i];
-        out[i] = w == 8 ? x64 : x32;
+        if (t->has_raw_data && w == 8) memcpy(&x64, t->raw_data.data + i * w, w);
+        else if (t->has_raw_data && w == 4) memcpy(&x32, t->raw_data.data + i * w, w), x64 = x32;
+        else if (t->has_raw_data) x64 = t->raw_data.data[i];
+        else x64 = w == 8 ? t->int64_data[i] : t->int32_data[i];
+        out[i] = w == 1 ? x64 != 0 : x64;
     }
     return 1;
 }
@@ -87,8 +91,8 @@ static int proto_ints(const Onnx__TensorProto *t, int64_t *out, size_t n)
 static int read_tensor(oq_fold *fo, const char *value, const Onnx__TensorProto *t, oq_folded *f)
 {
     int64_t shape[R];
-    if (t->data_type != T_INT32 && t->data_type != T_INT64)
-        return cannot(fo, "the constant '%s' holds no int32 or int64 values read here", value);
+    if (t->data_type != T_INT32 && t->data_type != T_INT64 && t->data_type != T_BOOL)
+        return cannot(fo, "the constant '%s' holds no int32, int64 or bool values read here", value);
     if (t->n_dims > R) return cannot(fo, "the constant '%s' has rank %zu, above the folder's limit of %d", value, t->n_dims, R);
     int64_t n = 1;
     for (size_t i = 0; i < t->n_dims; i++) {
@@ -98,7 +102,8 @@ static int read_tensor(oq_fold *fo, const char *value, const Onnx__TensorProto *
     }
     if (n > OQ_FOLD_MAX_ELEMS) return cannot(fo, "the constant '%s' is larger than %d elements", value, OQ_FOLD_MAX_ELEMS);
     if (!(f->v = malloc((size_t)(n ? n : 1) * sizeof *f->v))) return cannot(fo, "out of memory");
-    if (!proto_ints(t, f->v, (size_t)n)) return cannot(fo, "the constant '%s' holds no int32 or int64 values read here", value);
+    if (!proto_ints(t, f->v, (size_t)n))
+        return cannot(fo, "the constant '%s' holds no int32, int64 or bool values read here", value);
     f->rank = (int)t->n_dims;
     memcpy(f->shape, shape, (size_t)f->rank * sizeof *shape);
     f->type = t->data_type;
@@ -121,7 +126,7 @@ static int constant(oq_fold *fo, const Onnx__NodeProto *p, const char *value, oq
         if (st == OQ_FOLD_DONE && n) memcpy(f->v, a->ints, a->n_ints * sizeof *a->ints);
         return st;
     }
-    return cannot(fo, "the constant '%s' holds no int32 or int64 values read here", value);
+    return cannot(fo, "the constant '%s' holds no int32, int64 or bool values read here", value);
 }
 
 static int input(oq_fold *fo, const Onnx__NodeProto *p, size_t i, oq_folded *f)
@@ -292,61 +297,329 @@ static int fits(int64_t x, int32_t type)
     return type == T_INT64 || (x >= INT32_MIN && x <= INT32_MAX);
 }
 
-/* a OP b as numpy broadcasts them, in their type; an overflow is not folded (ORT wraps). */
-static int broadcast(oq_fold *fo, const Onnx__NodeProto *p, const oq_folded *a, const oq_folded *b, oq_folded *out)
+/* What an element's operator gives: its result, or why none. */
+enum { EL_OK, EL_OVER, EL_ZERO };
+/* One element of an elementwise operator from its operands x (of `type`), into *z. */
+typedef int (*elem_fn)(const int64_t *x, int32_t type, int64_t *z);
+
+static int64_t type_min(int32_t type)
 {
-    int r = a->rank > b->rank ? a->rank : b->rank, st;
-    int64_t shape[R], sa[R], sb[R], ta[R], tb[R], idx[R] = {0};
-    if (a->type != b->type) return cannot(fo, "%s '%s' has inputs of two types", p->op_type, name_of(p));
-    strides(a, ta);
-    strides(b, tb);
-    for (int i = 0; i < r; i++) {
-        int ia = i - (r - a->rank), ib = i - (r - b->rank);
-        int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return cannot(fo, "%s '%s' has inputs whose shapes do not broadcast", p->op_type, name_of(p));
-        shape[i] = da == 1 ? db : da;
-        sa[i] = da == 1 ? 0 : ta[ia];
-        sb[i] = db == 1 ? 0 : tb[ib];
+    return type == T_INT64 ? INT64_MIN : INT32_MIN;
+}
+
+static int add_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    return __builtin_add_overflow(x[0], x[1], z) ? EL_OVER : EL_OK;
+}
+
+static int sub_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    return __builtin_sub_overflow(x[0], x[1], z) ? EL_OVER : EL_OK;
+}
+
+static int mul_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    return __builtin_mul_overflow(x[0], x[1], z) ? EL_OVER : EL_OK;
+}
+
+/* ORT's integer Div: C's, truncated toward zero; MIN / -1 traps there (SIGFPE), as does / 0. */
+static int div_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    if (!x[1]) return EL_ZERO;
+    if (x[0] == type_min(type) && x[1] == -1) return EL_OVER;
+    *z = x[0] / x[1];
+    return EL_OK;
+}
+
+/* ONNX's Mod with fmod 0 (ORT's Modulus): the remainder takes the divisor's sign. */
+static int mod_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    if (!x[1]) return EL_ZERO;
+    if (x[0] == type_min(type) && x[1] == -1) return EL_OVER; /* C's % traps there, in ORT too */
+    int64_t r = x[0] % x[1];
+    *z = (r < 0 && x[1] > 0) || (r > 0 && x[1] < 0) ? r + x[1] : r;
+    return EL_OK;
+}
+
+/* fmod 1: ORT's std::fmod of the integers as doubles, the dividend's sign (an int64 beyond 2^53
+ * rounded as ORT rounds it); |result| < |divisor| <= 2^63, so it converts back exactly. */
+static int fmod_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    if (!x[1]) return EL_ZERO;
+    *z = (int64_t)fmod((double)x[0], (double)x[1]);
+    return EL_OK;
+}
+
+static int min_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    *z = x[0] < x[1] ? x[0] : x[1];
+    return EL_OK;
+}
+
+static int max_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    *z = x[0] > x[1] ? x[0] : x[1];
+    return EL_OK;
+}
+
+static int neg_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    if (x[0] == INT64_MIN) return EL_OVER;
+    *z = -x[0];
+    return EL_OK;
+}
+
+static int where_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    *z = x[0] ? x[1] : x[2];
+    return EL_OK;
+}
+
+/* Expand: the data's element where it repeats over the shape's */
+static int first_el(const int64_t *x, int32_t type, int64_t *z)
+{
+    (void)type;
+    *z = x[0];
+    return EL_OK;
+}
+
+/* The shape the n operands broadcast to, numpy's way, and each one's strides over it (0 along
+ * an axis it repeats). */
+static int broadcast_shape(oq_fold *fo, const Onnx__NodeProto *p, const oq_folded *const *in, int n, int *rank,
+                           int64_t *shape, int64_t (*st)[R])
+{
+    int r = 0;
+    for (int j = 0; j < n; j++) r = in[j]->rank > r ? in[j]->rank : r;
+    for (int i = 0; i < r; i++) shape[i] = 1;
+    for (int j = 0; j < n; j++)
+        for (int i = r - in[j]->rank; i < r; i++) {
+            int64_t d = in[j]->shape[i - (r - in[j]->rank)];
+            if (d != 1 && shape[i] != 1 && shape[i] != d)
+                return cannot(fo, "%s '%s' has inputs whose shapes do not broadcast", p->op_type, name_of(p));
+            if (d != 1) shape[i] = d;
+        }
+    for (int j = 0; j < n; j++) {
+        int64_t t[R];
+        strides(in[j], t);
+        for (int i = 0; i < r; i++) {
+            int ia = i - (r - in[j]->rank);
+            st[j][i] = ia < 0 || in[j]->shape[ia] == 1 ? 0 : t[ia];
+        }
     }
-    if ((st = alloc(fo, p, out, r, shape, a->type)) != OQ_FOLD_DONE) return st;
-    char op = p->op_type[0]; /* Add, Sub or Mul: told once, not per element */
-    for (int64_t e = 0, n = numel(out); e < n; e++, step(idx, shape, r)) {
-        int64_t oa = 0, ob = 0, z;
-        for (int i = 0; i < r; i++) oa += idx[i] * sa[i], ob += idx[i] * sb[i];
-        int64_t x = a->v[oa], y = b->v[ob];
-        int over = op == 'A' ? __builtin_add_overflow(x, y, &z)
-                   : op == 'S' ? __builtin_sub_overflow(x, y, &z)
-                               : __builtin_mul_overflow(x, y, &z);
-        if (over || !fits(z, a->type))
-            return cannot(fo, "%s '%s' overflows int%d at element %lld (%lld and %lld): left to ONNX Runtime",
-                          p->op_type, name_of(p), a->type == T_INT64 ? 64 : 32, (long long)e, (long long)x, (long long)y);
-        out->v[e] = z;
-    }
+    *rank = r;
     return OQ_FOLD_DONE;
 }
 
-/* Add, Sub, Mul */
-static int arith(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+/* Why element e of p has no value (its operands x), said. */
+static int element_fails(oq_fold *fo, const Onnx__NodeProto *p, int why, int64_t e, const int64_t *x, int n,
+                         int32_t type)
 {
-    oq_folded a = {0}, b = {0};
-    int st = input(fo, p, 0, &a);
-    if (st == OQ_FOLD_DONE) st = input(fo, p, 1, &b);
-    if (st == OQ_FOLD_DONE) st = broadcast(fo, p, &a, &b, f);
-    free(a.v);
-    free(b.v);
+    if (why == EL_ZERO)
+        return cannot(fo, "%s '%s' divides by zero at element %lld (%lld by 0): ONNX Runtime's integer division is "
+                      "undefined there", p->op_type, name_of(p), (long long)e, (long long)x[0]);
+    char ops[64] = "";
+    for (int j = 0; j < n; j++) {
+        size_t k = strlen(ops);
+        snprintf(ops + k, sizeof ops - k, "%s%lld", j ? " and " : "", (long long)x[j]);
+    }
+    return cannot(fo, "%s '%s' overflows int%d at element %lld (%s): left to ONNX Runtime", p->op_type, name_of(p),
+                  type == T_INT64 ? 64 : 32, (long long)e, ops);
+}
+
+/* fn over the n (at most 3) operands as numpy broadcasts them, into out of `type`; an operand
+ * without values (Expand's shape) reads 0. A result outside int32 or int64 is not folded. */
+static int elementwise(oq_fold *fo, const Onnx__NodeProto *p, const oq_folded *const *in, int n, elem_fn fn,
+                       int32_t type, oq_folded *out)
+{
+    int64_t shape[R], st[3][R], idx[R] = {0}, x[3], z = 0;
+    int r = 0, s = broadcast_shape(fo, p, in, n, &r, shape, st);
+    if (s == OQ_FOLD_DONE) s = alloc(fo, p, out, r, shape, type);
+    for (int64_t e = 0, ne = s == OQ_FOLD_DONE ? numel(out) : 0; e < ne; e++, step(idx, shape, r)) {
+        for (int j = 0; j < n; j++) {
+            int64_t o = 0;
+            for (int i = 0; i < r; i++) o += idx[i] * st[j][i];
+            x[j] = in[j]->v ? in[j]->v[o] : 0;
+        }
+        int why = fn(x, type, &z);
+        if (why == EL_OK && !fits(z, type)) why = EL_OVER;
+        if (why != EL_OK) return element_fails(fo, p, why, e, x, n, type);
+        out->v[e] = z;
+    }
+    return s;
+}
+
+/* Integer operands of one type: arithmetic on a bool, or on two types, is not ONNX's. */
+static int same_ints(oq_fold *fo, const Onnx__NodeProto *p, const oq_folded *a, const oq_folded *b)
+{
+    if (a->type != b->type) return cannot(fo, "%s '%s' has inputs of two types", p->op_type, name_of(p));
+    if (a->type == T_BOOL) return cannot(fo, "%s '%s' computes on bool values", p->op_type, name_of(p));
+    return OQ_FOLD_DONE;
+}
+
+/* fn over the inputs, left to right (Min and Max take any number; the rest two), each pair
+ * broadcast. */
+static int fold_left(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f, elem_fn fn, size_t at_least)
+{
+    int st = input(fo, p, 0, f);
+    if (st == OQ_FOLD_DONE) st = same_ints(fo, p, f, f);
+    for (size_t i = 1; st == OQ_FOLD_DONE && i < (p->n_input > at_least ? p->n_input : at_least); i++) {
+        oq_folded b = {0}, out = {0};
+        st = input(fo, p, i, &b);
+        if (st == OQ_FOLD_DONE) st = same_ints(fo, p, f, &b);
+        if (st == OQ_FOLD_DONE) st = elementwise(fo, p, (const oq_folded *[]){f, &b}, 2, fn, f->type, &out);
+        free(b.v);
+        free(f->v);
+        *f = out;
+    }
     return st;
+}
+
+static int add(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    return fold_left(fo, p, f, add_el, 2);
+}
+
+static int sub(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    return fold_left(fo, p, f, sub_el, 2);
+}
+
+static int mul(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    return fold_left(fo, p, f, mul_el, 2);
+}
+
+static int divide(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    return fold_left(fo, p, f, div_el, 2);
+}
+
+static int mod(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    return fold_left(fo, p, f, oq_node_attr_int(p, "fmod", 0) ? fmod_el : mod_el, 2);
+}
+
+static int min(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    return fold_left(fo, p, f, min_el, 1);
+}
+
+static int max(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    return fold_left(fo, p, f, max_el, 1);
 }
 
 static int neg(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
 {
+    oq_folded a = {0};
+    int st = input(fo, p, 0, &a);
+    if (st == OQ_FOLD_DONE) st = same_ints(fo, p, &a, &a);
+    if (st == OQ_FOLD_DONE) st = elementwise(fo, p, (const oq_folded *[]){&a}, 1, neg_el, a.type, f);
+    free(a.v);
+    return st;
+}
+
+/* Where(condition, X, Y): the condition a bool constant, X and Y of one type. */
+static int where(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    oq_folded in[3] = {{0}};
+    int st = OQ_FOLD_DONE;
+    for (size_t i = 0; st == OQ_FOLD_DONE && i < 3; i++) st = input(fo, p, i, &in[i]);
+    if (st == OQ_FOLD_DONE && in[0].type != T_BOOL)
+        st = cannot(fo, "Where '%s' has a condition that is not bool", name_of(p));
+    if (st == OQ_FOLD_DONE && in[1].type != in[2].type)
+        st = cannot(fo, "Where '%s' has inputs of two types", name_of(p));
+    if (st == OQ_FOLD_DONE)
+        st = elementwise(fo, p, (const oq_folded *[]){&in[0], &in[1], &in[2]}, 3, where_el, in[1].type, f);
+    for (int i = 0; i < 3; i++) free(in[i].v);
+    return st;
+}
+
+/* Expand(input, shape): the input broadcast with a shape of that many ones and sizes. */
+static int expand(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    oq_folded a = {0}, shape = {0};
+    size_t k = 0;
+    int st = input(fo, p, 0, &a);
+    if (st == OQ_FOLD_DONE) st = param(fo, p, 1, "shape", shape.shape, R, &k);
+    shape.rank = (int)k;
+    for (size_t i = 0; st == OQ_FOLD_DONE && i < k; i++)
+        if (shape.shape[i] < 0) st = cannot(fo, "Expand '%s' has a negative size in its shape", name_of(p));
+    if (st == OQ_FOLD_DONE) st = elementwise(fo, p, (const oq_folded *[]){&a, &shape}, 2, first_el, a.type, f);
+    free(a.v);
+    return st;
+}
+
+/* Tile: each axis repeated; a size past int64 is left, as one past the element limit is. */
+static int tile(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    int64_t rep[R], shape[R], in_stride[R], idx[R] = {0};
+    size_t k = 0;
+    oq_folded out = {0};
     int st = input(fo, p, 0, f);
-    for (int64_t e = 0, n = numel(f); st == OQ_FOLD_DONE && e < n; e++) {
-        if (f->v[e] == INT64_MIN || !fits(-f->v[e], f->type))
-            return cannot(fo, "Neg '%s' overflows at element %lld (%lld): left to ONNX Runtime", name_of(p), (long long)e,
-                          (long long)f->v[e]);
-        f->v[e] = -f->v[e];
+    if (st == OQ_FOLD_DONE) st = param(fo, p, 1, "repeats", rep, R, &k);
+    if (st == OQ_FOLD_DONE && (int)k != f->rank)
+        st = cannot(fo, "Tile '%s' has %zu repeats for %d axes", name_of(p), k, f->rank);
+    for (int i = 0; st == OQ_FOLD_DONE && i < f->rank; i++) {
+        if (rep[i] < 0) st = cannot(fo, "Tile '%s' has a negative repeat", name_of(p));
+        else if (__builtin_mul_overflow(f->shape[i], rep[i], &shape[i])) shape[i] = -1; /* alloc: too large */
     }
+    if (st == OQ_FOLD_DONE) st = alloc(fo, p, &out, f->rank, shape, f->type);
+    if (st != OQ_FOLD_DONE) return free(out.v), st;
+    strides(f, in_stride);
+    for (int64_t e = 0, n = numel(&out); e < n; e++, step(idx, shape, f->rank)) {
+        int64_t from = 0;
+        for (int i = 0; i < f->rank; i++) from += idx[i] % f->shape[i] * in_stride[i];
+        out.v[e] = f->v[from];
+    }
+    free(f->v);
+    *f = out;
+    return OQ_FOLD_DONE;
+}
+
+/* Gather of folded data d by folded indices ix along `axis`: an index outside the axis is not
+ * folded (ORT fails the run there). */
+static int gather_of(oq_fold *fo, const Onnx__NodeProto *p, const oq_folded *d, const oq_folded *ix, int axis,
+                     oq_folded *out)
+{
+    int64_t shape[2 * R], outer = 1, inner = 1, dim = d->shape[axis], n = numel(ix), at = 0;
+    int rank = 0;
+    for (int i = 0; i < axis; i++) outer *= shape[rank++] = d->shape[i];
+    for (int i = 0; i < ix->rank; i++) shape[rank++] = ix->shape[i];
+    for (int i = axis + 1; i < d->rank; i++) inner *= shape[rank++] = d->shape[i];
+    for (int64_t j = 0; j < n; j++)
+        if (ix->v[j] < -dim || ix->v[j] >= dim)
+            return cannot(fo, "Gather '%s' has index %lld at element %lld, outside its data's axis %d of size %lld",
+                          name_of(p), (long long)ix->v[j], (long long)j, axis, (long long)dim);
+    int st = alloc(fo, p, out, rank, shape, d->type);
+    for (int64_t o = 0; st == OQ_FOLD_DONE && o < outer; o++)
+        for (int64_t j = 0; j < n; j++, at += inner) {
+            int64_t x = ix->v[j] < 0 ? ix->v[j] + dim : ix->v[j];
+            memcpy(out->v + at, d->v + (o * dim + x) * inner, (size_t)inner * sizeof *out->v);
+        }
+    return st;
+}
+
+static int gather(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f)
+{
+    oq_folded d = {0}, ix = {0};
+    int st = input(fo, p, 0, &d);
+    if (st == OQ_FOLD_DONE) st = input(fo, p, 1, &ix);
+    int64_t axis = oq_node_attr_int(p, "axis", 0);
+    axis = axis < 0 ? axis + d.rank : axis;
+    if (st == OQ_FOLD_DONE && (axis < 0 || axis >= d.rank))
+        st = cannot(fo, "Gather '%s' has an axis its data does not have", name_of(p));
+    if (st == OQ_FOLD_DONE) st = gather_of(fo, p, &d, &ix, (int)axis, f);
+    free(d.v);
+    free(ix.v);
     return st;
 }
 
@@ -504,10 +777,34 @@ static const struct {
     const char *op;
     fold_fn fn;
 } OPS[] = {
-    {"Identity", identity}, {"Cast", cast},   {"Reshape", reshape}, {"Transpose", transpose}, {"Unsqueeze", unsqueeze},
-    {"Squeeze", squeeze},   {"Add", arith},   {"Sub", arith},       {"Mul", arith},           {"Neg", neg},
-    {"Concat", concat},     {"Range", range}, {"Slice", slice},     {"ConstantOfShape", constant_of_shape},
+    {"Identity", identity}, {"Cast", cast},     {"Reshape", reshape}, {"Transpose", transpose},
+    {"Unsqueeze", unsqueeze}, {"Squeeze", squeeze}, {"Add", add},       {"Sub", sub},
+    {"Mul", mul},           {"Div", divide},    {"Mod", mod},         {"Min", min},
+    {"Max", max},           {"Neg", neg},       {"Where", where},     {"Expand", expand},
+    {"Tile", tile},         {"Gather", gather}, {"Concat", concat},   {"Range", range},
+    {"Slice", slice},       {"ConstantOfShape", constant_of_shape},
 };
+
+/* p counted against the budget, once however often and however it is read (a parameter, data),
+ * and put on the path of those being folded; one already there is a cycle. */
+static int enter(oq_fold *fo, const Onnx__NodeProto *p, const char *value)
+{
+    int seen = 0;
+    for (int d = 0; d < fo->depth; d++)
+        if (fo->path[d] == p)
+            return cannot(fo, "a cycle through %s '%s': its output '%s' is computed from itself", p->op_type,
+                          name_of(p), value);
+    for (int i = 0; i < fo->ops && !seen; i++) seen = fo->counted[i] == p;
+    if (!seen && fo->ops == OQ_FOLD_MAX_OPS && fo->depth == fo->ops) /* every one counted is on this path */
+        return cannot(fo, "a chain of more than %d operators leads to them (%s '%s' the next), longer than the "
+                      "folder's limit", OQ_FOLD_MAX_OPS, p->op_type, name_of(p));
+    if (!seen && fo->ops == OQ_FOLD_MAX_OPS)
+        return cannot(fo, "more than %d operators lead to them (%s '%s' the next), more than the folder's limit",
+                      OQ_FOLD_MAX_OPS, p->op_type, name_of(p));
+    if (!seen) fo->counted[fo->ops++] = p;
+    fo->path[fo->depth++] = p;
+    return OQ_FOLD_DONE;
+}
 
 /* A folded operator p: its inputs first, then its result, its name noted on the values' way. */
 static int apply(oq_fold *fo, const char *value, const Onnx__NodeProto *p, oq_folded *f)
@@ -518,8 +815,10 @@ static int apply(oq_fold *fo, const char *value, const Onnx__NodeProto *p, oq_fo
         fo->runtime = value;
         return OQ_FOLD_NONE;
     }
-    if (++fo->ops > OQ_FOLD_MAX_OPS) return cannot(fo, "more than %d operators lead to them", OQ_FOLD_MAX_OPS);
-    int st = OPS[i].fn(fo, p, f);
+    int st = enter(fo, p, value);
+    if (st != OQ_FOLD_DONE) return st;
+    st = OPS[i].fn(fo, p, f);
+    fo->depth--;
     char item[160];
     if (oq_node_is(p, "ConstantOfShape")) /* its values come from no constant: the origin names it */
         snprintf(item, sizeof item, "%s '%s'", p->op_type, name_of(p));

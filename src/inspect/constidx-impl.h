@@ -13,8 +13,11 @@
 #include "ortqual/status.h"
 
 /* Every bounded Gather's constant indices in range: one outside is OQ_ERR_FORMAT naming `label`
- * (the model), the node, the indices, the element, its value and the bound. */
-oq_status oq_const_indices_check(const oq_gview *v, const char *label, oq_err *err);
+ * (the model), the node, the indices, the element, its value and the bound. With `unchecked`
+ * (may be NULL): the notes of the nodes whose indices nothing checks before a run (computed at
+ * run time, or a constant not folded; not an input's, checked per batch), each ending in '\n',
+ * into *unchecked (malloc'ed; NULL: none). Errors: also OQ_ERR_NOMEM. */
+oq_status oq_const_indices_check(const oq_gview *v, const char *label, char **unchecked, oq_err *err);
 
 /* What a reader of node `n` is told of its indices (malloc'ed), else NULL: an index outside the
  * bound; a constant it could not fold, "not checked" and why; indices known only at run time:

@@ -10,7 +10,8 @@
 #include "inspect/inputuse-impl.h"
 #include "ortqual/tensor.h"
 
-enum { IDX_FINE, IDX_OUTSIDE, IDX_UNCHECKED };
+/* IDX_FED: an input's, checked per batch; IDX_UNCHECKED: nothing checks them before a run */
+enum { IDX_FINE, IDX_OUTSIDE, IDX_FED, IDX_UNCHECKED };
 
 static const char *name_of(const Onnx__NodeProto *p)
 {
@@ -44,15 +45,18 @@ static const char *fed_input(const oq_gview *v, const Onnx__NodeProto *n)
     return NULL;
 }
 
-/* Indices known only at run time, said so: an input's are checked per batch, the rest by ORT. */
+/* Indices known only at run time, said so: an input's are checked per batch (IDX_FED), the rest
+ * by ORT. */
 static int runtime_note(const oq_gview *v, const Onnx__NodeProto *n, const char *from, char *msg, size_t cap)
 {
     const char *in = fed_input(v, n);
     const Onnx__NodeProto *p = from ? oq_gview_producer(v, from, NULL) : NULL;
-    if (in)
+    if (in) {
         snprintf(msg, cap, "%s '%s': its indices '%s' are the input '%s' as fed: not checked here; validate and bench "
                  "hold each batch's to its data's sizes before running it", n->op_type, name_of(n), n->input[1], in);
-    else if (p)
+        return IDX_FED;
+    }
+    if (p)
         snprintf(msg, cap, "%s '%s': its indices '%s' are computed at run time (from '%s', the output of %s '%s'): not "
                  "checked against its data's sizes, left to ONNX Runtime", n->op_type, name_of(n), n->input[1], from,
                  p->op_type, name_of(p));
@@ -80,7 +84,7 @@ static int64_t outside(const oq_index_table *tb, const oq_folded *f, const oq_in
 }
 
 /* Node n's constant indices against its data's bounds: IDX_FINE (in range, or nothing to
- * check), IDX_OUTSIDE or IDX_UNCHECKED with what to say in msg. */
+ * check), IDX_OUTSIDE, IDX_FED or IDX_UNCHECKED with what to say in msg. */
 static int node_check(const oq_gview *v, const Onnx__NodeProto *n, char *msg, size_t cap)
 {
     oq_index_table tb = {0};
@@ -117,14 +121,21 @@ static int node_check(const oq_gview *v, const Onnx__NodeProto *n, char *msg, si
     return r;
 }
 
-oq_status oq_const_indices_check(const oq_gview *v, const char *label, oq_err *err)
+oq_status oq_const_indices_check(const oq_gview *v, const char *label, char **unchecked, oq_err *err)
 {
     const Onnx__GraphProto *g = oq_gview_graph(v);
+    oq_dynbuf b = {0};
     char msg[2048];
-    for (size_t i = 0; i < g->n_node; i++)
-        if (node_check(v, g->node[i], msg, sizeof msg) == IDX_OUTSIDE)
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s", label, msg);
-    return OQ_OK;
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < g->n_node; i++) {
+        int r = node_check(v, g->node[i], msg, sizeof msg);
+        if (r == IDX_OUTSIDE) st = oq_err_set(err, OQ_ERR_FORMAT, "%s: %s", label, msg);
+        else if (r == IDX_UNCHECKED && unchecked && oq_dynbuf_addf(&b, "%s\n", msg))
+            st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    if (st) oq_dynbuf_clear(&b);
+    if (unchecked) *unchecked = b.buf; /* NULL: nothing added */
+    return st;
 }
 
 char *oq_const_indices_note(const oq_gview *v, const Onnx__NodeProto *n)

@@ -85,10 +85,11 @@ int64_t oq_index_outside(const oq_index_table *tb, const oq_tensor *t, const oq_
 /* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection; `label`: its
  * name in messages), into *uses (mi->n_inputs entries, malloc'ed), and with `tables` (may be
  * NULL) the table each indexes into *tables (as many, malloc'ed). The model's constant indices
- * are held to their bounds first (constidx-impl.h). Errors: OQ_ERR_FORMAT (no model, a constant
- * index outside its bound), OQ_ERR_NOMEM. */
+ * are held to their bounds first (constidx-impl.h), and with `unchecked` (may be NULL) the notes
+ * of the indices nothing checks before a run go to *unchecked (oq_const_indices_check). Errors:
+ * OQ_ERR_FORMAT (no model, a constant index outside its bound), OQ_ERR_NOMEM. */
 oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, const char *label,
-                                    unsigned **uses, oq_index_table **tables, oq_err *err);
+                                    unsigned **uses, oq_index_table **tables, char **unchecked, oq_err *err);
 /* The same of the model file `path` (read for inspection: its large weights not copied). */
 oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
                                    oq_index_table **tables, oq_err *err);

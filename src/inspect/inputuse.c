@@ -240,9 +240,10 @@ static void walk_from(walk *w, const char *value, route p)
 }
 
 static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, const char *label, unsigned **uses,
-                         oq_index_table **tables, oq_err *err)
+                         oq_index_table **tables, char **unchecked, oq_err *err)
 {
     *uses = NULL;
+    if (unchecked) *unchecked = NULL;
     if (tables) *tables = NULL;
     if (!m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph)", label);
     int64_t opset = 0;
@@ -250,7 +251,8 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, con
         if (!m->opset_import[i]->domain || !*m->opset_import[i]->domain) opset = m->opset_import[i]->version;
     oq_gview *v;
     if (oq_gview_create(m->graph, opset, &v, err)) return OQ_ERR_NOMEM;
-    oq_status st = oq_const_indices_check(v, label, err); /* the model's own indices, before any batch's */
+    /* the model's own indices, before any batch's */
+    oq_status st = oq_const_indices_check(v, label, unchecked, err);
     if (st) {
         oq_gview_free(v);
         return st;
@@ -275,13 +277,13 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, con
 }
 
 oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, const char *label,
-                                    unsigned **uses, oq_index_table **tables, oq_err *err)
+                                    unsigned **uses, oq_index_table **tables, char **unchecked, oq_err *err)
 {
     Onnx__ModelProto *m;
     *uses = NULL;
     oq_status st = oq_model_unpack_checked(buf, n, "the model", OQ_UNPACK_LEAN, &m, err);
     if (st) return st;
-    st = uses_of(m, mi, label, uses, tables, err);
+    st = uses_of(m, mi, label, uses, tables, unchecked, err);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }
@@ -293,7 +295,7 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
     *uses = NULL;
     oq_status st = oq_model_proto_read(path, &m, err);
     if (st) return st;
-    st = uses_of(m, mi, path, uses, tables, err);
+    st = uses_of(m, mi, path, uses, tables, NULL, err);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }

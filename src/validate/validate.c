@@ -75,6 +75,8 @@ typedef struct run_ctx {
     char weights_path[4096];
     char weights_sha256[65];    /* of the bytes written at weights_path */
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
+    char *unchecked;            /* the user's model's indices nothing checks before the run, a
+                                   note a line (constidx-impl.h), said once its inputs are accepted */
     char user_sha256[65];       /* the user's model's identity, "" when a data file was unread ... */
     oq_err user_unhashed;       /* ... and why */
     char **models;              /* per configuration: its ONNX file (NULL: the C reference) ... */
@@ -1416,7 +1418,7 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     if (!st && !m.mi) st = oq_err_set(err, m.inspected.status, "%s", m.inspected.msg);
     unsigned *uses = NULL;
     oq_index_table *tables = NULL;
-    if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, o->model_path, &uses, &tables, err);
+    if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, o->model_path, &uses, &tables, &c->unchecked, err);
     if (!st)
         st = oq_signature_make_used(o, c->weights, &m.mi, &uses, &tables, *contract ? contract : NULL, &c->sig, err);
     if (!st && *contract && !o->mask_polarity_given) c->sig.polarity = pol; /* the user need not repeat it */
@@ -1555,6 +1557,14 @@ static void undo_prepare(run_ctx *c, oq_err *e)
     oq_validate_err_tail(e, tail);
 }
 
+/* Each note of the model's indices that nothing checks before the run, once for the run (the
+ * batch check holds an input's; these are ORT's to refuse). */
+static void say_unchecked(const run_ctx *c)
+{
+    for (const char *line = c->unchecked, *end; line && (end = strchr(line, '\n')); line = end + 1)
+        progress(c->o, "note: %s: %.*s", c->o->model_path, (int)(end - line), line);
+}
+
 /* The batches: prepared here, or (a shard) taken from the prepared plan. */
 static oq_status load_batches(run_ctx *c, oq_err *err)
 {
@@ -1587,6 +1597,7 @@ static oq_status load_batches(run_ctx *c, oq_err *err)
     if (!st && c->sig.mask >= 0 && c->sig.mask_why) /* detection's choice, said where it can be checked */
         progress(o, "mask: input '%s' taken as the [B, L] padding mask because %s (mask_name names another, "
                  "no_mask says there is none)", c->sig.mi->inputs[c->sig.mask].name, c->sig.mask_why);
+    if (!st) say_unchecked(c);
     if (!st)
         progress(o, "%zu batches %s to %s", c->n_all,
                  c->sig.mask >= 0 ? "checked against the mask contract and written" : "written", o->outdir);
@@ -1955,6 +1966,7 @@ static void ctx_clear(run_ctx *c)
     oq_shard_plan_clear(&c->shard_plan);
     oq_encoder_weights_free(c->weights);
     oq_signature_clear(&c->sig);
+    free(c->unchecked);
 }
 
 /* One run at a time in an output folder, as the tool's: the folder's lock (shared by the shards

@@ -97,6 +97,9 @@ for tag, last in (("ok", 4), ("bad", 5)):
           [ints("s", [], [0]), ints("l", [], [last + 1]), ints("d", [], [1])], last + 1)
     model(tag + "_ints.onnx", [node("Constant", "c", [], "ind", a_ints("value_ints", [1, last]))], [], 2)
     model(tag + "_default.onnx", [], [ints("ind", [2], [0, last])], 2, f(11, vinfo("ind", 7, [2])))
+model("rt.onnx", [node("Shape", "sh", ["x"], "ind")], [], 1)  # indices known at run time only: [2]
+x = np.array([3, 4], np.float32)
+np.savez("rt2.npz", x=x, y=x, picked=np.zeros((2, 1), np.float32))  # a second batch
 PY
 drun() { "$Q" validate --model "$1.onnx" --configs expected,cpu:model:fp32 --inputs "$1.npz" --outdir "o_$1" --threads 1; }
 for m in add concat range ints default; do
@@ -115,6 +118,15 @@ for m in add concat range ints default; do
     [ "$(ls o_bad_$m 2>&1)" = error.json ] && ok "o_bad_$m: nothing but error.json" ||
         bad "o_bad_$m holds $(ls o_bad_$m | tr '\n' ' ')"
 done
+# validate says once, before the run (however many batches), what inspect says: indices computed
+# at run time are left to ONNX Runtime
+"$Q" validate --model rt.onnx --configs expected,cpu:model:fp32 --inputs rt.npz rt2.npz --outdir o_rt --threads 1 \
+    >rt.out 2>rt.err && grep -q "verdict: PASSED" rt.out && ok "validate rt.onnx: passed" || bad "validate rt.onnx: $(cat rt.out rt.err)"
+note="note: rt.onnx: Gather 'g': its indices 'ind' are computed at run time (from 'ind', the output of Shape 'sh'): not checked against its data's sizes, left to ONNX Runtime"
+[ "$(grep -cxF "$note" rt.err)" = 1 ] && ok "validate: the run-time indices said once" || bad "validate rt.onnx said: $(cat rt.err)"
+first_run=$(grep -n '^\[1/2\]' rt.err | head -1 | cut -d: -f1)
+[ -n "$first_run" ] && [ "$(grep -nxF "$note" rt.err | cut -d: -f1)" -lt "$first_run" ] &&
+    ok "validate: the note before the run" || bad "validate rt.onnx: the note not before the run: $(cat rt.err)"
 "$Q" inspect bad_ints.onnx >i_ints.out 2>&1
 grep -q "^warning: Gather 'g': its constant indices 'ind' hold 5 at element \[1\]" i_ints.out &&
     ok "inspect: a Constant's value_ints out of range said" || bad "inspect bad_ints.onnx: $(cat i_ints.out)"

@@ -1,8 +1,9 @@
-/* Gather indices computed from constants by Add, Sub, Mul, Neg, Concat, Range, Slice,
- * ConstantOfShape, a Constant's value_int(s) or a Reshape to a rank above 8, or read from an
- * input's default, are folded and held to their data's bounds before anything runs; an overflow
- * or a result too large to fold is said "not checked", and indices known only at run time are
- * said so, not passed over in silence. */
+/* Gather indices computed from constants by Add, Sub, Mul, Div, Mod, Min, Max, Neg, Where,
+ * Expand, Tile, Gather, Concat, Range, Slice, ConstantOfShape, a Constant's value_int(s) or a
+ * Reshape to a rank above 8, or read from an input's default, are folded and held to their
+ * data's bounds before anything runs; an overflow, a division by zero, a cycle, too many
+ * operators or a result too large to fold is said "not checked", and indices known only at run
+ * time are said so, not passed over in silence. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -186,6 +187,159 @@ static const char *fed_plus_one(oq_graph *g)
 static const char *shape_of_x(oq_graph *g)
 {
     return oq_graph_op(g, "Shape", 1, (const char *[]){"x"}, 0, NULL);
+}
+
+/* ORT's integer Div truncates: -11 / 2 is -5 (in range), not floor's -6 */
+static const char *div_trunc(oq_graph *g)
+{
+    return op2(g, "Div", vec(g, "a", 2, (int64_t[]){-11, 7}), vec(g, "b", 2, (int64_t[]){2, 1}));
+}
+
+static const char *mod_of(oq_graph *g, int64_t fmod, const int64_t *a, const int64_t *b)
+{
+    const oq_attr f = OQ_ATTR_I("fmod", fmod);
+    return oq_graph_op(g, "Mod", 2, (const char *[]){vec(g, "a", 2, a), vec(g, "b", 2, b)}, 1, &f);
+}
+
+/* fmod 0: the divisor's sign, -1 mod 6 = 5 (C's % gives -1, in range) */
+static const char *mod_int(oq_graph *g)
+{
+    return mod_of(g, 0, (int64_t[]){-1, 13}, (int64_t[]){6, 7});
+}
+
+/* fmod 1: the dividend's sign, -13 fmod 7 = -6 (fmod 0 gives 1, in range) */
+static const char *mod_fmod(oq_graph *g)
+{
+    return mod_of(g, 1, (int64_t[]){-13, 6}, (int64_t[]){7, 7});
+}
+
+/* Max of three, one a scalar: [6, 6, 8] */
+static const char *max3(oq_graph *g)
+{
+    const char *in[] = {scalar(g, "six", 6), vec(g, "a", 3, (int64_t[]){1, 2, 3}), vec(g, "b", 3, (int64_t[]){0, 0, 8})};
+    return oq_graph_op(g, "Max", 3, in, 0, NULL);
+}
+
+static const char *min2(oq_graph *g)
+{
+    return op2(g, "Min", vec(g, "a", 2, (int64_t[]){9, 2}), vec(g, "b", 2, (int64_t[]){7, 3}));
+}
+
+/* Where([true, false], [1, 8], [9, 7]) = [1, 7] */
+static const char *where(oq_graph *g)
+{
+    const int64_t two = 2;
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_BOOL, 1, &two, "cond", NULL), OQ_OK);
+    memcpy(t->data, (const uint8_t[]){1, 0}, 2);
+    const char *cond = oq_graph_add_initializer(g, t, NULL);
+    oq_tensor_free(t);
+    const char *in[] = {cond, vec(g, "wx", 2, (int64_t[]){1, 8}), vec(g, "wy", 2, (int64_t[]){9, 7})};
+    return oq_graph_op(g, "Where", 3, in, 0, NULL);
+}
+
+/* [[3], [7]] expanded to [2, 2]: [[3, 3], [7, 7]] */
+static const char *expand(oq_graph *g)
+{
+    return op2(g, "Expand", ints(g, "a", 2, (int64_t[]){2, 1}, (int64_t[]){3, 7}), vec(g, "s", 2, (int64_t[]){2, 2}));
+}
+
+/* Tile([2, 3], [2]) * [1, 1, 1, 2] = [2, 3, 2, 6] */
+static const char *tile(oq_graph *g)
+{
+    const char *t = op2(g, "Tile", vec(g, "a", 2, (int64_t[]){2, 3}), vec(g, "r", 1, (int64_t[]){2}));
+    return op2(g, "Mul", t, vec(g, "m", 4, (int64_t[]){1, 1, 1, 2}));
+}
+
+/* [4, 9, 1] gathered at [-2, 0]: [9, 4] */
+static const char *gather(oq_graph *g)
+{
+    return op2(g, "Gather", vec(g, "d", 3, (int64_t[]){4, 9, 1}), vec(g, "i", 2, (int64_t[]){-2, 0}));
+}
+
+static const char *div_zero(oq_graph *g)
+{
+    return op2(g, "Div", vec(g, "a", 2, (int64_t[]){1, 4}), vec(g, "b", 2, (int64_t[]){1, 0}));
+}
+
+static const char *mod_zero(oq_graph *g)
+{
+    return mod_of(g, 0, (int64_t[]){1, 4}, (int64_t[]){1, 0});
+}
+
+static const char *fmod_zero(oq_graph *g)
+{
+    return mod_of(g, 1, (int64_t[]){1, 4}, (int64_t[]){1, 0});
+}
+
+/* INT64_MIN / -1 and INT64_MIN mod -1: C's division traps there, so does ORT's */
+static const char *div_min64(oq_graph *g)
+{
+    return op2(g, "Div", vec(g, "a", 1, (int64_t[]){INT64_MIN}), vec(g, "b", 1, (int64_t[]){-1}));
+}
+
+static const char *mod_min64(oq_graph *g)
+{
+    return mod_of(g, 0, (int64_t[]){INT64_MIN, 0}, (int64_t[]){-1, 1});
+}
+
+static const char *to_int32(oq_graph *g, const char *v)
+{
+    return oq_graph_op(g, "Cast", 1, &v, 1, (const oq_attr[]){OQ_ATTR_I("to", OQ_DTYPE_INT32)});
+}
+
+/* INT32_MIN / -1 in int32: 2^31 fits int64, not int32 */
+static const char *div_min32(oq_graph *g)
+{
+    const char *a = to_int32(g, vec(g, "a", 1, (int64_t[]){INT32_MIN})), *b = to_int32(g, vec(g, "b", 1, (int64_t[]){-1}));
+    return op2(g, "Div", a, b);
+}
+
+/* a = Add(b, one), b = Neg(a): no graph ORT loads, one inspect reads */
+static const char *cycle(oq_graph *g)
+{
+    const char *one = vec(g, "one", 1, (int64_t[]){1}), *a = "a", *b = "b";
+    assert_int_equal(oq_graph_add_node(g, "Add", NULL, "loop_add", 2, (const char *[]){b, one}, 1, &a, 0, NULL), OQ_OK);
+    assert_int_equal(oq_graph_add_node(g, "Neg", NULL, "loop_neg", 1, &a, 1, &b, 0, NULL), OQ_OK);
+    return a;
+}
+
+/* n Neg nodes in a row from [1, 2] */
+static const char *negs(oq_graph *g, const char *v, int n)
+{
+    for (int i = 0; i < n; i++) v = oq_graph_op(g, "Neg", 1, &v, 0, NULL);
+    return v;
+}
+
+static const char *chain33(oq_graph *g)
+{
+    return negs(g, vec(g, "a", 2, (int64_t[]){1, 2}), 33);
+}
+
+/* 33 Neg nodes side by side, none deeper than 2 */
+static const char *wide33(oq_graph *g)
+{
+    const char *in[33], *a = vec(g, "a", 1, (int64_t[]){1});
+    for (int i = 0; i < 33; i++) in[i] = oq_graph_op(g, "Neg", 1, &a, 0, NULL);
+    const oq_attr axis = OQ_ATTR_I("axis", 0);
+    return oq_graph_op(g, "Concat", 33, in, 1, &axis);
+}
+
+/* v, 16 Negs from [1, 2] (itself again), is Reshape's data and its shape: 17 operators, not 33 */
+static const char *param_and_data(oq_graph *g)
+{
+    const char *v = negs(g, vec(g, "a", 2, (int64_t[]){1, 2}), 16);
+    return op2(g, "Reshape", v, v);
+}
+
+/* r = Range(0, 600000) and s = Sub(r, r), each read twice, are kept for their second reader:
+ * 1.2 million elements, above the memo's cap of 1048576 (each alone below it) */
+static const char *memo_cap(oq_graph *g)
+{
+    const char *r = oq_graph_op(g, "Range", 3, (const char *[]){scalar(g, "s", 0), scalar(g, "l", 600000), scalar(g, "d", 1)},
+                                0, NULL);
+    const char *s = op2(g, "Sub", r, r);
+    return op2(g, "Sub", s, s);
 }
 
 typedef const char *(*build_fn)(oq_graph *g);
@@ -380,6 +534,63 @@ static void runtime_indices_said(void **state)
     said(shape_of_x, "the output of Shape '");
 }
 
+static void div_mod_refused(void **state)
+{
+    (void)state;
+    refused(div_trunc, "(the constants 'a', 'b' through Div)", "hold 7 at element [1]");
+    refused(mod_int, "through Mod)", "hold 5 at element [0]");
+    refused(mod_fmod, "through Mod)", "hold -6 at element [0]");
+}
+
+static void min_max_where_refused(void **state)
+{
+    (void)state;
+    refused(max3, "(the constants 'six', 'a', 'b' through Max)", "hold 6 at element [0]");
+    refused(min2, "through Min)", "hold 7 at element [0]");
+    refused(where, "(the constants 'cond', 'wx', 'wy' through Where)", "hold 7 at element [1]");
+}
+
+static void expand_tile_gather_refused(void **state)
+{
+    (void)state;
+    refused(expand, "(the constant 'a' through Expand)", "hold 7 at element [1,0]");
+    refused(tile, "(the constants 'a', 'm' through Tile, Mul)", "hold 6 at element [3]");
+    refused(gather, "(the constants 'd', 'i' through Gather)", "hold 9 at element [0]");
+}
+
+/* never a trap or UB (UBSan runs this): not folded, the node named */
+static void division_by_zero_said(void **state)
+{
+    (void)state;
+    said(div_zero, "not checked against its data's sizes: Div '");
+    said(div_zero, "divides by zero at element 1 (4 by 0)");
+    said(mod_zero, "' divides by zero at element 1 (4 by 0)");
+    said(fmod_zero, "' divides by zero at element 1 (4 by 0)");
+    said(div_min64, "' overflows int64 at element 0 (-9223372036854775808 and -1): left to ONNX Runtime");
+    said(mod_min64, "' overflows int64 at element 0 (-9223372036854775808 and -1)");
+    said(div_min32, "' overflows int32 at element 0 (-2147483648 and -1)");
+}
+
+static void cycle_and_chain_said(void **state)
+{
+    (void)state;
+    said(cycle, "a cycle through Add 'loop_add': its output 'a' is computed from itself");
+    said(chain33, "a chain of more than 32 operators leads to them (Neg '");
+    said(wide33, "more than 32 operators lead to them (Neg '");
+}
+
+static void param_and_data_counted_once(void **state)
+{
+    (void)state;
+    accepted(param_and_data);
+}
+
+static void memo_cap_said(void **state)
+{
+    (void)state;
+    said(memo_cap, "the values read more than once on the way make more than 1048576 elements, too large to fold");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +612,13 @@ int main(void)
         cmocka_unit_test(overflow_said),
         cmocka_unit_test(too_large_said),
         cmocka_unit_test(runtime_indices_said),
+        cmocka_unit_test(div_mod_refused),
+        cmocka_unit_test(min_max_where_refused),
+        cmocka_unit_test(expand_tile_gather_refused),
+        cmocka_unit_test(division_by_zero_said),
+        cmocka_unit_test(cycle_and_chain_said),
+        cmocka_unit_test(param_and_data_counted_once),
+        cmocka_unit_test(memo_cap_said),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
