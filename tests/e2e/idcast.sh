@@ -25,7 +25,7 @@ out = dict(rows=np.zeros((4, 2), np.float32), wrows=np.zeros((3, 2), np.float32)
 fid = np.array([0, 4.9, -5.9, 2], np.float32)
 wid = np.array([0, 4294967298, -3], np.int64)
 np.savez("good.npz", fid=fid, wid=wid, **out)
-b = fid.copy(); b[1] = 5.5; np.savez("bad_float.npz", fid=b, wid=wid, **out)
+b = fid.copy(); b[1] = 5.5; np.savez("bad_float.npz", fid=b, wid=np.array([0, 1, -3], np.int64), **out)
 b = wid.copy(); b[2] = 4294967299; np.savez("bad_wrap.npz", fid=fid, wid=b, **out)
 PY
 
