@@ -38,7 +38,7 @@ typedef struct model_sweep {
     const char *polarity_source; /* "contract", "option" (mask_polarity given), "graph", "default" (keep) */
     int has_contract;          /* the model's mask contract names its mask input: */
     char contract[256];
-    oq_index_table *tables;    /* per input of mi: the table it indexes (inputuse-impl.h) */
+    oq_index_routes *tables;   /* per input of mi: the tables it indexes (inputuse-impl.h) */
 } model_sweep;
 
 typedef struct sweep_ctx_model {
@@ -60,12 +60,17 @@ static void sweep_clear(model_sweep *m)
     memset(m, 0, sizeof *m);
 }
 
-/* The tightest bound of a table (an embedding's rows, a GatherND position's axis), or NULL. */
-static const oq_index_bound *tightest(const oq_index_table *tb)
+/* The tightest bound of the tables an input indexes (an embedding's rows, a GatherND position's
+ * axis), whatever Casts it reaches them through, or NULL. */
+static const oq_index_bound *tightest(const oq_index_routes *r)
 {
-    const oq_index_bound *b = tb->all.size > 0 ? &tb->all : NULL;
-    for (int j = 0; j < OQ_INDEX_TUPLE_MAX; j++)
-        if (tb->tuple[j].size > 0 && (!b || tb->tuple[j].size < b->size)) b = &tb->tuple[j];
+    const oq_index_bound *b = NULL;
+    for (int k = 0; k < r->n; k++) {
+        const oq_index_table *tb = &r->table[k];
+        if (tb->all.size > 0 && (!b || tb->all.size < b->size)) b = &tb->all;
+        for (int j = 0; j < OQ_INDEX_TUPLE_MAX; j++)
+            if (tb->tuple[j].size > 0 && (!b || tb->tuple[j].size < b->size)) b = &tb->tuple[j];
+    }
     return b;
 }
 

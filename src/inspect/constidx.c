@@ -7,6 +7,7 @@
 #include "core/core-impl.h"
 #include "inspect/constfold-impl.h"
 #include "inspect/constidx-impl.h"
+#include "inspect/idcast-impl.h"
 #include "inspect/inputuse-impl.h"
 #include "ortqual/tensor.h"
 
@@ -26,20 +27,44 @@ static int is_graph_input(const oq_gview *v, const char *value)
     return 0;
 }
 
+/* Whether the per-batch check follows `n` Casts (met from the indices back: the last first) from
+ * an input of type `type` (inputuse.c's walk: each one it has a value rule for, at most
+ * OQ_INDEX_CASTS_MAX); they are named in casts from the input on where it does. */
+static int casts_followed(int32_t type, const Onnx__NodeProto *const *cast, int n, char *casts, size_t cap)
+{
+    size_t used = 0;
+    if (n > OQ_INDEX_CASTS_MAX || !oq_idcast_modelled(type)) return 0;
+    for (int j = n - 1; j >= 0; j--) {
+        int32_t to = (int32_t)oq_node_attr_int(cast[j], "to", 0);
+        if (!oq_index_cast_followed(type, to)) return 0;
+        type = to;
+        if (used < cap)
+            used += (size_t)snprintf(casts + used, cap - used, "%sCast '%s' to %s", j < n - 1 ? ", " : "",
+                                     name_of(cast[j]), oq_dtype_name((oq_dtype)to));
+    }
+    return 1;
+}
+
 /* The graph input (without a default) whose values the indices of n are, through ops that keep
- * them as the batch check's walk does (inputuse.c: a GatherND's only with their rank kept),
- * else NULL. */
-static const char *fed_input(const oq_gview *v, const Onnx__NodeProto *n)
+ * them as the batch check's walk does (inputuse.c: a GatherND's only with their rank kept, and
+ * Casts only where it follows them), else NULL; the Casts on the way named in casts ("": none). */
+static const char *fed_input(const oq_gview *v, const Onnx__NodeProto *n, char *casts, size_t cap)
 {
     static const char *const KEEP[] = {"Cast", "Identity", "Reshape", "Transpose", "Unsqueeze", "Squeeze"};
+    const Onnx__NodeProto *cast[OQ_FOLD_MAX_OPS];
     const char *value = n->input[1];
+    int n_cast = 0;
+    *casts = 0;
     for (int depth = 0; depth < OQ_FOLD_MAX_OPS; depth++) {
         const Onnx__NodeProto *p = oq_gview_producer(v, value, NULL);
-        if (!p) return !oq_gview_initializer(v, value) && is_graph_input(v, value) ? value : NULL;
+        if (!p)
+            return !oq_gview_initializer(v, value) && is_graph_input(v, value) &&
+                           casts_followed(oq_gview_elem_type(v, value), cast, n_cast, casts, cap) ? value : NULL;
         const char *const *op = KEEP;
         const char *const *end = oq_node_is(n, "GatherND") ? KEEP + 2 : KEEP + 6;
         while (op < end && !oq_node_is(p, *op)) op++;
         if (op == end || !p->n_input) return NULL;
+        if (op == KEEP) cast[n_cast++] = p;
         value = p->input[0];
     }
     return NULL;
@@ -49,11 +74,18 @@ static const char *fed_input(const oq_gview *v, const Onnx__NodeProto *n)
  * by ORT. */
 static int runtime_note(const oq_gview *v, const Onnx__NodeProto *n, const char *from, char *msg, size_t cap)
 {
-    const char *in = fed_input(v, n);
+    char casts[512];
+    const char *in = fed_input(v, n, casts, sizeof casts);
     const Onnx__NodeProto *p = from ? oq_gview_producer(v, from, NULL) : NULL;
     if (in) {
-        snprintf(msg, cap, "%s '%s': its indices '%s' are the input '%s' as fed: not checked here; validate and bench "
-                 "hold each batch's to its data's sizes before running it", n->op_type, name_of(n), n->input[1], in);
+        if (*casts)
+            snprintf(msg, cap, "%s '%s': its indices '%s' are the input '%s' through %s: not checked here; validate and "
+                     "bench hold each batch's, as those Casts make it, to its data's sizes before running it",
+                     n->op_type, name_of(n), n->input[1], in, casts);
+        else
+            snprintf(msg, cap, "%s '%s': its indices '%s' are the input '%s' as fed: not checked here; validate and "
+                     "bench hold each batch's to its data's sizes before running it", n->op_type, name_of(n),
+                     n->input[1], in);
         return IDX_FED;
     }
     if (p)

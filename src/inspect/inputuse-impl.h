@@ -74,6 +74,45 @@ typedef struct oq_index_table {
     oq_index_bound tuple[OQ_INDEX_TUPLE_MAX];
 } oq_index_table;
 
+/* The Casts on a route from an input to the indices of a Gather, in order: the node reads what
+ * they make of the input's values (idcast-impl.h), and the check judges that. */
+#define OQ_INDEX_CASTS_MAX 4
+typedef struct oq_index_casts {
+    int n;
+    int32_t to[OQ_INDEX_CASTS_MAX];     /* each one's type (oq_dtype) */
+    char node[OQ_INDEX_CASTS_MAX][64]; /* its node's name */
+} oq_index_casts;
+
+/* The tables an input indexes, one per chain of Casts it reaches them through (none: the input
+ * as it is). A route through a cast the check cannot follow (CastLike, a Cast to or from a type
+ * without a value rule, more than OQ_INDEX_CASTS_MAX Casts) is left out, and so is a chain past
+ * the OQ_INDEX_ROUTES_MAX-th: ORT checks those indices itself (inspect says so, constidx.c). */
+#define OQ_INDEX_ROUTES_MAX 8
+typedef struct oq_index_routes {
+    int n;
+    oq_index_casts casts[OQ_INDEX_ROUTES_MAX];
+    oq_index_table table[OQ_INDEX_ROUTES_MAX];
+} oq_index_routes;
+
+/* What the check found in an element of an input: a bound it breaks as its route's Casts make it,
+ * or a Cast that has no value for it. */
+typedef struct oq_index_hit {
+    int64_t element;              /* -1: none */
+    int route;                    /* the route in the oq_index_routes */
+    const oq_index_bound *bound;  /* the bound broken; NULL: Cast `cast` has no value for it */
+    int cast;                     /* (bound NULL) that Cast's place on the route */
+    const char *why;              /* (bound NULL) why ("NaN", "outside int32's range") */
+    int64_t index;                /* (bound set) the index the node reads */
+} oq_index_hit;
+
+/* The first element of t (of the input's type) that breaks a bound of one of r's routes as its
+ * Casts make it, or that one of them has no value for, told in *hit (element -1: none). */
+void oq_index_routes_check(const oq_index_routes *r, const oq_tensor *t, oq_index_hit *hit);
+/* "Cast 'a' to float, Cast 'b' to int64": the first `upto` Casts of c, into buf; returns buf. */
+char *oq_index_casts_str(const oq_index_casts *c, int upto, char *buf, size_t n);
+/* Whether the per-batch check follows a Cast from type `from` to `to` (idcast-impl.h). */
+int oq_index_cast_followed(int32_t from, int32_t to);
+
 /* The bounds a Gather, GatherElements or GatherND `n` whose data is an initializer puts on its
  * indices (input 1), tightened into tb; a GatherND's only where its indices reach it `as_is`,
  * their rank kept: its tuples lie along their last axis. */
@@ -84,15 +123,15 @@ int64_t oq_index_outside(const oq_index_table *tb, const oq_tensor *t, const oq_
 
 /* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection; `label`: its
  * name in messages), into *uses (mi->n_inputs entries, malloc'ed), and with `tables` (may be
- * NULL) the table each indexes into *tables (as many, malloc'ed). The model's constant indices
+ * NULL) the tables each indexes into *tables (as many, malloc'ed). The model's constant indices
  * are held to their bounds first (constidx-impl.h), and with `unchecked` (may be NULL) the notes
  * of the indices nothing checks before a run go to *unchecked (oq_const_indices_check). Errors:
  * OQ_ERR_FORMAT (no model, a constant index outside its bound), OQ_ERR_NOMEM. */
 oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, const char *label,
-                                    unsigned **uses, oq_index_table **tables, char **unchecked, oq_err *err);
+                                    unsigned **uses, oq_index_routes **tables, char **unchecked, oq_err *err);
 /* The same of the model file `path` (read for inspection: its large weights not copied). */
 oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
-                                   oq_index_table **tables, oq_err *err);
+                                   oq_index_routes **tables, oq_err *err);
 
 /* What an input is as a [B, L] padding mask, told by its uses (above) and its name: the one rule
  * of validate's mask detection and bench --model's mask input. */

@@ -7,6 +7,7 @@
 
 #include "inspect/constidx-impl.h"
 #include "inspect/gview-impl.h"
+#include "inspect/idcast-impl.h"
 #include "inspect/inputuse-impl.h"
 #include "inspect/model-impl.h"
 #include "ortqual/tensor.h"
@@ -20,7 +21,9 @@ typedef struct walk {
     const oq_gview *v;
     const Onnx__GraphProto *g;
     unsigned uses;
-    oq_index_table table; /* the bounds of the tables the input indexes */
+    oq_index_routes routes; /* the bounds of the tables the input indexes, per chain of Casts */
+    oq_index_casts casts;   /* the Casts on the route walked now */
+    int opaque;             /* the route walked now passed a cast the check does not follow */
     int reach_budget; /* the visits left to `reaches` and `sum` (below) */
     int flow_budget;  /* and to `flows` */
 } walk;
@@ -117,16 +120,122 @@ static const oq_index_bound *broken_bound(const oq_index_table *tb, const oq_ten
     return NULL;
 }
 
+static int bounded(const oq_index_table *tb)
+{
+    int any = tb->all.size != 0;
+    for (size_t j = 0; j < OQ_INDEX_TUPLE_MAX; j++) any |= tb->tuple[j].size != 0;
+    return any;
+}
+
 int64_t oq_index_outside(const oq_index_table *tb, const oq_tensor *t, const oq_index_bound **b)
 {
-    int bounded = tb->all.size != 0;
-    for (size_t j = 0; j < OQ_INDEX_TUPLE_MAX; j++) bounded |= tb->tuple[j].size != 0;
-    if (!bounded || (t->dtype != OQ_DTYPE_INT64 && t->dtype != OQ_DTYPE_INT32)) return -1;
+    if (!bounded(tb) || (t->dtype != OQ_DTYPE_INT64 && t->dtype != OQ_DTYPE_INT32)) return -1;
     for (int64_t e = 0, n = oq_tensor_numel(t); e < n; e++) {
         int64_t v = t->dtype == OQ_DTYPE_INT64 ? ((const int64_t *)t->data)[e] : ((const int32_t *)t->data)[e];
         if ((*b = broken_bound(tb, t, e, v))) return e;
     }
     return -1;
+}
+
+int oq_index_cast_followed(int32_t from, int32_t to)
+{
+    return oq_idcast_modelled(from) && oq_idcast_modelled(to);
+}
+
+/* Element e of t through the Casts of route k of r, judged against its table into *hit: 1 when it
+ * breaks a bound or a Cast has no value for it. */
+static int route_breaks(const oq_index_routes *r, int k, const oq_tensor *t, int64_t e, oq_index_hit *hit)
+{
+    const oq_index_casts *c = &r->casts[k];
+    oq_idval v = oq_idval_of(t, e);
+    for (int j = 0; j < c->n; j++) {
+        const char *why = oq_idval_cast(&v, c->to[j]);
+        if (why) {
+            *hit = (oq_index_hit){e, k, NULL, j, why, 0};
+            return 1;
+        }
+    }
+    int64_t index;
+    const oq_index_bound *b = oq_idval_index(v, &index) ? broken_bound(&r->table[k], t, e, index) : NULL;
+    if (b) *hit = (oq_index_hit){e, k, b, 0, NULL, index};
+    return b != NULL;
+}
+
+void oq_index_routes_check(const oq_index_routes *r, const oq_tensor *t, oq_index_hit *hit)
+{
+    hit->element = -1;
+    if (!oq_idcast_modelled(t->dtype)) return;
+    for (int k = 0; k < r->n; k++) {
+        const oq_index_bound *b = NULL;
+        int64_t e = r->casts[k].n ? -1 : oq_index_outside(&r->table[k], t, &b), v = 0; /* no Cast: as they are */
+        if (e >= 0) {
+            oq_idval_index(oq_idval_of(t, e), &v); /* (an int64 or int32 t: oq_index_outside judged it) */
+            *hit = (oq_index_hit){e, k, b, 0, NULL, v};
+            return;
+        }
+        for (int64_t i = 0, n = oq_tensor_numel(t); r->casts[k].n && bounded(&r->table[k]) && i < n; i++)
+            if (route_breaks(r, k, t, i, hit)) return;
+    }
+}
+
+char *oq_index_casts_str(const oq_index_casts *c, int upto, char *buf, size_t n)
+{
+    size_t used = 0;
+    *buf = 0;
+    for (int j = 0; j < upto && j < c->n && used < n; j++)
+        used += (size_t)snprintf(buf + used, n - used, "%sCast '%s' to %s", j ? ", " : "", c->node[j],
+                                 oq_dtype_name((oq_dtype)c->to[j]));
+    return buf;
+}
+
+/* The route of r for the Casts `c`, a new one where none has them yet; NULL: r is full. */
+static oq_index_table *route_table(oq_index_routes *r, const oq_index_casts *c)
+{
+    for (int k = 0; k < r->n; k++)
+        if (r->casts[k].n == c->n && !memcmp(r->casts[k].to, c->to, sizeof c->to) &&
+            !memcmp(r->casts[k].node, c->node, sizeof c->node))
+            return &r->table[k];
+    if (r->n == OQ_INDEX_ROUTES_MAX) return NULL;
+    r->casts[r->n] = *c;
+    return &r->table[r->n++];
+}
+
+/* The bounds Gather `n` puts on the input, on the route walked now (one the check follows). */
+static void bound_route(walk *w, const Onnx__NodeProto *n, int as_is)
+{
+    oq_index_table tb = {0};
+    oq_gather_bounds(w->v, n, as_is, &tb);
+    oq_index_table *into = !w->opaque && bounded(&tb) ? route_table(&w->routes, &w->casts) : NULL;
+    if (!into) return;
+    if (tb.all.size) tighten(&into->all, n, tb.all.axis, tb.all.size);
+    for (size_t j = 0; j < OQ_INDEX_TUPLE_MAX; j++)
+        if (tb.tuple[j].size) tighten(&into->tuple[j], n, tb.tuple[j].axis, tb.tuple[j].size);
+}
+
+/* `n`, passing the input on, onto the route walked now: a Cast the check follows joins its
+ * Casts, any other cast (CastLike, an unmodelled type, one too many) makes it opaque. What to
+ * undo after the walk beyond it: 1 a Cast, 2 opaque, 0 nothing. */
+static int enter(walk *w, const Onnx__NodeProto *n, int32_t from)
+{
+    int cast = oq_node_is(n, "Cast");
+    if (!cast && !oq_node_is(n, "CastLike")) return 0;
+    int32_t to = cast ? (int32_t)oq_node_attr_int(n, "to", 0) : 0;
+    if (!cast || w->casts.n == OQ_INDEX_CASTS_MAX || !oq_index_cast_followed(from, to)) {
+        w->opaque++;
+        return 2;
+    }
+    w->casts.to[w->casts.n] = to;
+    snprintf(w->casts.node[w->casts.n++], sizeof w->casts.node[0], "%s", n->name ? n->name : "");
+    return 1;
+}
+
+static void leave(walk *w, int entered)
+{
+    if (entered == 2) w->opaque--;
+    if (entered != 1) return;
+    w->casts.n--; /* (zeroed: routes are told apart by their bytes) */
+    w->casts.to[w->casts.n] = 0;
+    memset(w->casts.node[w->casts.n], 0, sizeof w->casts.node[0]);
 }
 
 /* What a mask or bias is computed through on its way to the scores (any input slot that
@@ -224,7 +333,7 @@ static void walk_from(walk *w, const char *value, route p)
         for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
             if (!strcmp(n->input[slot], value)) {
                 if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
-                if (p.reaches && slot == 1) oq_gather_bounds(w->v, n, p.as_is, &w->table);
+                if (p.reaches && slot == 1) bound_route(w, n, p.as_is);
                 if (p.flows) w->uses |= flow_slot(n, slot);
                 if (p.flows && !p.told) said |= polarity_at(w, n, slot, p.reaches ? p.dtype : 0, p.inv);
                 flip |= inverts(w, n, slot);
@@ -235,12 +344,15 @@ static void walk_from(walk *w, const char *value, route p)
         route next = route_on(n, value, p, passes);
         next.inv = p.inv ^ flip;
         next.told = p.told || said;
-        if (n->n_output && (next.reaches || next.sum || next.flows)) walk_from(w, n->output[0], next);
+        if (!n->n_output || !(next.reaches || next.sum || next.flows)) continue;
+        int entered = next.reaches ? enter(w, n, p.dtype) : 0;
+        walk_from(w, n->output[0], next);
+        leave(w, entered);
     }
 }
 
 static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, const char *label, unsigned **uses,
-                         oq_index_table **tables, char **unchecked, oq_err *err)
+                         oq_index_routes **tables, char **unchecked, oq_err *err)
 {
     *uses = NULL;
     if (unchecked) *unchecked = NULL;
@@ -258,15 +370,20 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, con
         return st;
     }
     unsigned *u = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *u);
-    oq_index_table *tb = tables ? calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *tb) : NULL;
-    for (size_t i = 0; u && (tb || !tables) && i < mi->n_inputs; i++) {
-        walk w = {.v = v, .g = m->graph, .reach_budget = WALK_BUDGET, .flow_budget = WALK_BUDGET};
-        walk_from(&w, mi->inputs[i].name, (route){1, mi->inputs[i].elem_type, 1, 0, 1, 0, 0});
-        u[i] = w.uses;
-        if (tb) tb[i] = w.table;
+    oq_index_routes *tb = tables ? calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *tb) : NULL;
+    walk *w = malloc(sizeof *w); /* (its tables are some kilobytes) */
+    for (size_t i = 0; u && w && (tb || !tables) && i < mi->n_inputs; i++) {
+        int32_t type = mi->inputs[i].elem_type;
+        *w = (walk){.v = v, .g = m->graph, .reach_budget = WALK_BUDGET, .flow_budget = WALK_BUDGET,
+                    .opaque = !oq_idcast_modelled(type)};
+        walk_from(w, mi->inputs[i].name, (route){1, type, 1, 0, 1, 0, 0});
+        u[i] = w->uses;
+        if (tb) tb[i] = w->routes;
     }
     oq_gview_free(v);
-    if (!u || (tables && !tb)) {
+    int lost = !w;
+    free(w);
+    if (!u || lost || (tables && !tb)) {
         free(u);
         free(tb);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -277,7 +394,7 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, con
 }
 
 oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, const char *label,
-                                    unsigned **uses, oq_index_table **tables, char **unchecked, oq_err *err)
+                                    unsigned **uses, oq_index_routes **tables, char **unchecked, oq_err *err)
 {
     Onnx__ModelProto *m;
     *uses = NULL;
@@ -289,7 +406,7 @@ oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_in
 }
 
 oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
-                                   oq_index_table **tables, oq_err *err)
+                                   oq_index_routes **tables, oq_err *err)
 {
     Onnx__ModelProto *m;
     *uses = NULL;

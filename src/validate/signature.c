@@ -10,6 +10,7 @@
 
 #include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
+#include "inspect/idcast-impl.h"
 #include "inspect/inputuse-impl.h"
 #include "inspect/inspect-impl.h"
 #include "ortqual/convert.h"
@@ -205,7 +206,7 @@ oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights 
 }
 
 oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
-                                 unsigned **user_uses, oq_index_table **user_tables, const char *contract,
+                                 unsigned **user_uses, oq_index_routes **user_tables, const char *contract,
                                  oq_signature *sig, oq_err *err)
 {
     memset(sig, 0, sizeof *sig);
@@ -610,28 +611,63 @@ static const char *element_str(const oq_signature *sig, const oq_batch_inputs *i
     return buf;
 }
 
-/* Indices inside the tables each integer input indexes (sig->tables): one outside makes ORT
- * fail the whole run at the Gather, naming its node and not the file (another model's ids, a
- * vocabulary too small). Every element, padding included: the Gather reads it too. */
+/* What a table is to a reader: an embedding's rows, else the axis its node indexes. */
+static const char *table_str(const oq_index_bound *b, char *buf, size_t n)
+{
+    if (!strcmp(b->op, "Gather"))
+        snprintf(buf, n, "reads a table of %lld rows (ids", (long long)b->size);
+    else
+        snprintf(buf, n, "indexes axis %lld of its data, of size %lld (indices", (long long)b->axis, (long long)b->size);
+    return buf;
+}
+
+/* The first bound of a route's table: the node its indices reach. */
+static const oq_index_bound *first_bound(const oq_index_table *tb)
+{
+    if (tb->all.size) return &tb->all;
+    for (int j = 0; j < OQ_INDEX_TUPLE_MAX; j++)
+        if (tb->tuple[j].size) return &tb->tuple[j];
+    return &tb->all;
+}
+
+/* The error of element h->element of t: outside its table as its Casts make it (the value the node
+ * reads said where it differs), or a value one of them leaves undefined. */
+static oq_status id_error(const oq_signature *sig, const oq_batch_inputs *in, const oq_tensor *t,
+                          const oq_index_routes *r, const oq_index_hit *h, const char *path, oq_err *err)
+{
+    const oq_index_casts *c = &r->casts[h->route];
+    char held[64], index[32], where[256], casts[320], table[96], became[400] = "";
+    oq_idval_str(oq_idval_of(t, h->element), held, sizeof held);
+    element_str(sig, in, t, h->element, where, sizeof where);
+    if (!h->bound) {
+        const oq_index_bound *b = first_bound(&r->table[h->route]);
+        oq_index_casts_str(c, h->cast, casts, sizeof casts);
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s' holds %s at %s, which Cast '%s' to %s%s%s leaves "
+                          "undefined (%s: ONNX gives it no value) on its way to the model's %s '%s': are these "
+                          "inputs this model's?", path, t->name, held, where, c->node[h->cast],
+                          oq_dtype_name((oq_dtype)c->to[h->cast]), *casts ? " after " : "", casts, h->why, b->op,
+                          b->node);
+    }
+    snprintf(index, sizeof index, "%lld", (long long)h->index);
+    if (strcmp(held, index))
+        snprintf(became, sizeof became, ", which becomes %s through %s", index,
+                 oq_index_casts_str(c, c->n, casts, sizeof casts));
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s' holds %s at %s%s; the model's %s '%s' %s %lld..%lld): "
+                      "are these inputs this model's?", path, t->name, held, where, became, h->bound->op,
+                      h->bound->node, table_str(h->bound, table, sizeof table), (long long)-h->bound->size,
+                      (long long)h->bound->size - 1);
+}
+
+/* Indices inside the tables each input indexes (sig->tables), as the Casts on the way make them
+ * (ORT indexes with what they make): one outside makes ORT fail the whole run at the Gather,
+ * naming its node and not the file (another model's ids, a vocabulary too small). Every
+ * element, padding included: the Gather reads it too. */
 static oq_status check_ids(const oq_signature *sig, const oq_batch_inputs *in, const char *path, oq_err *err)
 {
     for (size_t i = 0; sig->tables && i < in->n && i < sig->mi->n_inputs; i++) {
-        const oq_index_table *tb = &sig->tables[i];
-        const oq_tensor *t = in->t[i];
-        const oq_index_bound *b = NULL;
-        int64_t e = oq_index_outside(tb, t, &b);
-        if (e < 0) continue;
-        int64_t v = t->dtype == OQ_DTYPE_INT64 ? ((const int64_t *)t->data)[e] : ((const int32_t *)t->data)[e];
-        char where[256], table[96];
-        if (!strcmp(b->op, "Gather")) /* an embedding: its rows */
-            snprintf(table, sizeof table, "reads a table of %lld rows (ids", (long long)b->size);
-        else
-            snprintf(table, sizeof table, "indexes axis %lld of its data, of size %lld (indices", (long long)b->axis,
-                     (long long)b->size);
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s' holds %lld at %s; the model's %s '%s' %s "
-                          "%lld..%lld): are these inputs this model's?", path, t->name, (long long)v,
-                          element_str(sig, in, t, e, where, sizeof where), b->op, b->node, table,
-                          (long long)-b->size, (long long)b->size - 1);
+        oq_index_hit h;
+        oq_index_routes_check(&sig->tables[i], in->t[i], &h);
+        if (h.element >= 0) return id_error(sig, in, in->t[i], &sig->tables[i], &h, path, err);
     }
     return OQ_OK;
 }

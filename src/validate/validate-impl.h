@@ -528,7 +528,7 @@ typedef struct oq_signature {
     const char *label;   /* the model in messages: its path, or "the exported model" */
     size_t n_seq_axes;   /* the caller's --seq-axis, checked against the outputs (borrowed) */
     const oq_seq_axis *seq_axes;
-    oq_index_table *tables; /* the table each input indexes (inputuse-impl.h); NULL: not known */
+    oq_index_routes *tables; /* the tables each input indexes (inputuse-impl.h); NULL: not known */
 } oq_signature;
 
 
@@ -544,7 +544,7 @@ oq_status oq_signature_make(const oq_validate_opts *o, const oq_encoder_weights 
  * them from o->model_path). */
 oq_status oq_signature_make_used(const oq_validate_opts *o, const oq_encoder_weights *w, oq_model_info **user_mi,
                                  unsigned **user_uses,
-                                 oq_index_table **user_tables, const char *contract, oq_signature *sig, oq_err *err);
+                                 oq_index_routes **user_tables, const char *contract, oq_signature *sig, oq_err *err);
 void oq_signature_clear(oq_signature *sig);
 /* Every input of one batch, read by name from `path` (the features and mask inputs also from
  * members "features" and "mask"), each checked against the model's type, rank and fixed

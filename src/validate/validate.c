@@ -1417,7 +1417,7 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     st = contract_mask(o, &m, contract, sizeof contract, &pol, err);
     if (!st && !m.mi) st = oq_err_set(err, m.inspected.status, "%s", m.inspected.msg);
     unsigned *uses = NULL;
-    oq_index_table *tables = NULL;
+    oq_index_routes *tables = NULL;
     if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, o->model_path, &uses, &tables, &c->unchecked, err);
     if (!st)
         st = oq_signature_make_used(o, c->weights, &m.mi, &uses, &tables, *contract ? contract : NULL, &c->sig, err);

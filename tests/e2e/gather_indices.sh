@@ -15,9 +15,7 @@ $PY - "$OQ_SOURCE_DIR/tests/e2e/lib" <<'PY' || fail "writing the model and batch
 import sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from gather_pb import f, num, vinfo, node  # vinfo's elem: 1 float, 7 int64
-def zeros(name, rows, cols):
-    return num(1, rows) + num(1, cols) + num(2, 1) + f(8, name) + f(9, bytes(4 * rows * cols))
+from gather_pb import f, num, vinfo, node, zeros  # vinfo's elem: 1 float, 7 int64
 axis1 = f(5, f(1, "axis") + num(3, 1) + num(20, 2))  # AttributeProto INT
 g = f(1, node("GatherElements", "ge", ["E", "sel"], "picked", axis1)) + f(1, node("GatherND", "nd", ["P", "pairs"], "cells"))
 g += f(2, "g") + f(5, zeros("E", 2, 5)) + f(5, zeros("P", 3, 4))

@@ -527,7 +527,9 @@ static void too_large_said(void **state)
 static void runtime_indices_said(void **state)
 {
     (void)state;
-    said(fed, "are the input 'ids' as fed: not checked here; validate and bench hold each batch's");
+    /* (a Cast on the way is named: the check judges what it makes of each id) */
+    said(fed, "are the input 'ids' through Cast 'Cast' to int64: not checked here; validate and bench hold each "
+              "batch's, as those Casts make it,");
     said(fed_plus_one, "are computed at run time (from the input 'ids'): not checked against its data's sizes, left "
                        "to ONNX Runtime");
     said(shape_of_x, "are computed at run time (from '");

@@ -2,7 +2,8 @@
  * Include after <cmocka.h>. For the shared ORT runtime fixture, define
  * TESTUTIL_RUNTIME_FIXTURE before including: it declares `rt` and group_setup/teardown;
  * TESTUTIL_GRAPH and TESTUTIL_VALIDATE add model and validation helpers; TESTUTIL_CHECK_MODEL
- * validate's input check and inspect's warnings of a model file. */
+ * validate's input check and inspect's warnings of a model file; TESTUTIL_CHECK_BATCH validate's
+ * check of one batch of a model's inputs. */
 #ifndef ORTQUAL_TESTS_TESTUTIL_H
 #define ORTQUAL_TESTS_TESTUTIL_H
 
@@ -297,6 +298,29 @@ static inline oq_status check_model_file(const char *model, char *msg, size_t ca
 static inline void expect(const char *got, const char *want)
 {
     if (!strstr(got, want)) fail_msg("'%s' lacks '%s'", got, want);
+}
+#endif
+
+#ifdef TESTUTIL_CHECK_BATCH
+#include "ortqual/validate.h"
+
+/* validate's input check of `model` and the one batch `npz`: its status, the message in msg
+ * ("" where it passed). */
+static inline oq_status check_batch_file(const char *model, const char *npz, char *msg, size_t cap)
+{
+    const char *paths[] = {npz};
+    oq_err err = {0};
+    oq_status st = oq_validate_check_inputs(model, NULL, paths, NULL, 1, NULL, &err);
+    snprintf(msg, cap, "%s", st ? err.msg : "");
+    return st;
+}
+
+/* The check's status `st` and message: an input error naming the batch's input, saying `want`. */
+static inline void expect_batch_refused(oq_status st, const char *msg, const char *want)
+{
+    assert_int_equal(st, OQ_ERR_FORMAT);
+    if (!strstr(msg, want)) fail_msg("message '%s' lacks '%s'", msg, want);
+    assert_non_null(strstr(msg, "b.npz: input"));
 }
 #endif
 

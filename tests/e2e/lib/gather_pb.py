@@ -1,6 +1,6 @@
-"""gather_pb.py: the ONNX protobuf pieces e2e/gather_indices writes its models with (pbwire alone,
-no onnx package): a field, a number, a value's type and shape, an int64 initializer, a node and
-its integer attributes."""
+"""gather_pb.py: the ONNX protobuf pieces e2e/gather_indices and e2e/idcast write their models
+with (pbwire alone, no onnx package): a field, a number, a value's type and shape, a float
+initializer of zeros, an int64 initializer, a node and its integer attributes."""
 import numpy as np
 
 from pbwire import enc as v, ld
@@ -13,6 +13,11 @@ def num(n, x): return v(n << 3) + v(x)
 def vinfo(name, elem, dims):
     shape = b"".join(f(1, num(1, d)) for d in dims)
     return f(1, name) + f(2, f(1, num(1, elem) + f(2, shape)))
+
+
+def zeros(name, rows, cols):
+    """A float [rows, cols] initializer of zeros: a table a Gather reads."""
+    return num(1, rows) + num(1, cols) + num(2, 1) + f(8, name) + f(9, bytes(4 * rows * cols))
 
 
 def ints(name, dims, vals):
