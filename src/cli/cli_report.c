@@ -648,19 +648,20 @@ static int junit_clash(const char *cmd, const char *junit, const oq_validate_opt
     return rc;
 }
 
-/* Each session config entry the run's ORT took unchecked (a key the headers do not know, passed
- * to a newer ORT), said once for the run as its summary's evidence records it. */
-static void print_session_config_warnings(const char *cmd, const oq_validate_opts *o, const oq_validate_summary *s)
+/* Each session config entry the ORT under test takes unchecked (a key the headers do not know,
+ * passed to a newer ORT), said once before the run, as summary.json's evidence keeps it: that
+ * ORT is loaded here for its version only for such a key, as oq_validate_run's check loads it. */
+static void print_session_config_warnings(const char *cmd, const oq_validate_opts *o)
 {
-    json_t *ev = s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : NULL;
-    const char *version = json_string_value(json_object_get(json_object_get(ev, "onnxruntime"), "version"));
-    for (size_t i = 0; version && i < o->n_session_configs; i++) {
-        char w[512];
-        if (!oq_session_config_check_for(version, o->session_config_keys[i], o->session_config_values[i], w, sizeof w,
-                                         NULL) && *w)
-            fprintf(stderr, "ortqual %s: WARNING: %s\n", cmd, oq_cli_shown(w));
+    for (size_t i = 0; i < o->n_session_configs; i++) {
+        if (!oq_session_config_check(o->session_config_keys[i], o->session_config_values[i], NULL)) continue;
+        oq_runtime *rt = NULL;
+        if (oq_runtime_load(o->ort_lib, &rt, NULL)) return; /* the run refuses it, naming the library */
+        oq_cli_session_config_warn(cmd, oq_runtime_version(rt), o->n_session_configs, o->session_config_keys,
+                                   o->session_config_values);
+        oq_runtime_free(rt);
+        return;
     }
-    json_decref(ev);
 }
 
 static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr, const char *self,
@@ -688,10 +689,10 @@ static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_
     o->session_config_values = (const char *const *)cr->session_config_values;
     oq_validate_summary *summary = NULL;
     oq_err e = {0};
+    print_session_config_warnings(cmd, o);
     oq_status st = oq_validate_run(o, &summary, &e);
     progress_clear(&prog);
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
-    if (!st) print_session_config_warnings(cmd, o, summary);
     if (st) {
         int caught = oq_cli_signal_caught();
         int rc = oq_cli_refuse(cmd, out->json, st, e.msg, caught ? 128 + caught : oq_cli_exit_of(st));
