@@ -375,7 +375,9 @@ typedef struct oq_bench_row {
     int64_t valid_tokens;         /* sum of the event lengths */
     int64_t valid_pairs;          /* attended (query, key) pairs: sum of squared lengths */
     int32_t heads, kv_heads, head_dim;
-    int threads;
+    int threads;                  /* an ORT row's intra-op threads as ORT ran them (a
+                                     session.intra_op_num_threads entry's over opts.threads);
+                                     the reference's row: opts.threads */
     size_t warmup, iters;
     double session_ms, first_run_ms;
     size_t n_samples;
@@ -397,7 +399,8 @@ typedef struct oq_bench_row {
     int64_t nan_count, inf_count, pad_nonzero; /* -1 when not compared; --model: both sides */
     double rtol, atol;            /* the attention sweep's tolerance (its dtype's preset) */
     int64_t over_tol;             /* valid elements over it; -1 when not compared */
-    int inter_op_threads;
+    int inter_op_threads;         /* as ORT ran them, as threads: 0 in ORT's sequential mode (a
+                                     session.execution_mode entry may set it over opts') */
     oq_bench_profile profile;     /* profile.runs 0: not profiled */
     /* bench --model (0 and NULL otherwise), all owned: */
     char seq_dim[OQ_BENCH_NAME_MAX]; /* the dimension seq_len is the value of ("" none) */

@@ -272,13 +272,13 @@ static oq_status read_doc(oq_bench_baseline *b, json_t *doc, oq_err *err)
     b->model = !strcmp(str_of(doc, "mode"), "model") || json_is_string(json_object_get(config, "model"));
     snprintf(b->model_path, sizeof b->model_path, "%s", str_of(config, "model"));
     snprintf(b->model_sha256, sizeof b->model_sha256, "%s", str_of(config, "model_sha256"));
+    b->config = json_is_object(config) ? json_incref(config) : NULL; /* the rows' threads read its entries */
     b->rows = calloc(json_array_size(results) + 1, sizeof *b->rows);
     if (!b->rows) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", b->file);
     for (size_t i = 0; i < json_array_size(results); i++, b->n++) {
         oq_status st = row_from_json(b, i, json_array_get(results, i), &b->rows[i], err);
         if (st) return st;
     }
-    b->config = json_is_object(config) ? json_incref(config) : NULL;
     return check_unique(b, err);
 }
 

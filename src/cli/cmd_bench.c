@@ -803,10 +803,13 @@ static int finish_args(cli_state *c)
     OQ_OPT_NUMBER("iters", "N", &o->iters, 1, 100000000, "timed runs (default 20; each keeps its time: at most 10^8)"), \
     OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,                                                         \
                   "ORT intra-op threads and threads of the float64 reference\n"                                 \
-                  "(default 0: ORT's default, the reference on every core)"),                                   \
+                  "(default 0: ORT's default, the reference on every core); ORT takes a\n"                     \
+                  "session.intra_op_num_threads entry over it (recorded so)"),                                  \
     OQ_OPT_NUMBER("inter-op-threads", "N", &o->inter_op_threads, 0, 4096,                                       \
                   "ORT inter-op threads; N >= 1 turns on ORT's parallel execution\n"                            \
-                  "mode, the only one that uses them (default 0: sequential)"),                                 \
+                  "mode, the only one that uses them (default 0: sequential); ORT takes\n"                      \
+                  "session.inter_op_num_threads and session.execution_mode entries\n"                          \
+                  "over it (recorded so)"),                                                                     \
     OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, ""),                                                                    \
     OQ_CLI_SESSION_CONFIG_OPT(&c->cr),                                                                          \
     OQ_OPT_CALLBACK("io-binding", "B", set_io, o,                                                               \
