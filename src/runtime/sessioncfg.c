@@ -196,7 +196,61 @@ json_t *oq_session_graph_opt_ran(oq_graph_opt option, size_t n, const char *cons
     return json_pack("{s:i, s:s}", "level", oq_graph_opt_level(option), "from", "option");
 }
 
-static int is_integer(const char *v, long long lo, long long hi);
+int oq_session_config_neutral(const char *key)
+{
+    return oq_session_config_neutral_for(key, OQ_SESSION_SAME_OUTPUTS);
+}
+
+int oq_session_config_neutral_for(const char *key, int same)
+{
+    for (size_t i = 0; key && i < N_KEYS; i++)
+        if (!strcmp(key, keys[i].key)) return (keys[i].neutral & same) == same;
+    return 0;
+}
+
+int oq_session_as_run(int level, json_t *config, int same)
+{
+    const char *key;
+    json_t *value, *next;
+    json_object_foreach_safe(config, next, key, value) {
+        int named = strcmp(key, OQ_SESSION_CONFIG_LEVEL_KEY) ? -1 : oq_session_config_level(json_string_value(value));
+        if (named >= 0) level = named;
+        if (named >= 0 || oq_session_config_neutral_for(key, same)) json_object_del(config, key);
+    }
+    return level == -1 ? 99 : level;
+}
+
+oq_status oq_session_config_repeated(const char *who, const char *field, size_t n, const char *const *keys_,
+                                     const char *const *values, oq_err *err)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(keys_[i], keys_[j]))
+                return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                                  "%s: %s[%zu] and [%zu] are both '%s' (values '%s' and '%s'): ORT would keep the last "
+                                  "without a word; give each key once",
+                                  who, field, j, i, keys_[i], values[j], values[i]);
+    return OQ_OK;
+}
+
+int oq_session_config_newer(const char *ort_version)
+{
+    int major = 0, minor = 0;
+    if (!ort_version || sscanf(ort_version, "%d.%d", &major, &minor) != 2) return 0;
+    return major > 1 || (major == 1 && minor > ORT_API_VERSION);
+}
+
+/* Whether `v` is a base-10 integer from lo to hi (strtoll alone would skip spaces, take "" and
+ * clamp an overflow). */
+static int is_integer(const char *v, long long lo, long long hi)
+{
+    char *end;
+    const char *digits = *v == '-' ? v + 1 : v;
+    if (!isdigit((unsigned char)*digits)) return 0;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    return !*end && errno != ERANGE && n >= lo && n <= hi;
+}
 
 #define INTRA_KEY "session.intra_op_num_threads"
 #define INTER_KEY "session.inter_op_num_threads"
@@ -280,62 +334,6 @@ json_t *oq_session_threads_json(const oq_session_threads *t, int all)
         field(j, "execution_mode", json_string(t->parallel ? "parallel" : "sequential"), t->mode_entry,
               json_string(parallel_option ? "parallel" : "sequential"));
     return j;
-}
-
-int oq_session_config_neutral(const char *key)
-{
-    return oq_session_config_neutral_for(key, OQ_SESSION_SAME_OUTPUTS);
-}
-
-int oq_session_config_neutral_for(const char *key, int same)
-{
-    for (size_t i = 0; key && i < N_KEYS; i++)
-        if (!strcmp(key, keys[i].key)) return (keys[i].neutral & same) == same;
-    return 0;
-}
-
-int oq_session_as_run(int level, json_t *config, int same)
-{
-    const char *key;
-    json_t *value, *next;
-    json_object_foreach_safe(config, next, key, value) {
-        int named = strcmp(key, OQ_SESSION_CONFIG_LEVEL_KEY) ? -1 : oq_session_config_level(json_string_value(value));
-        if (named >= 0) level = named;
-        if (named >= 0 || oq_session_config_neutral_for(key, same)) json_object_del(config, key);
-    }
-    return level == -1 ? 99 : level;
-}
-
-oq_status oq_session_config_repeated(const char *who, const char *field, size_t n, const char *const *keys_,
-                                     const char *const *values, oq_err *err)
-{
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(keys_[i], keys_[j]))
-                return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                                  "%s: %s[%zu] and [%zu] are both '%s' (values '%s' and '%s'): ORT would keep the last "
-                                  "without a word; give each key once",
-                                  who, field, j, i, keys_[i], values[j], values[i]);
-    return OQ_OK;
-}
-
-int oq_session_config_newer(const char *ort_version)
-{
-    int major = 0, minor = 0;
-    if (!ort_version || sscanf(ort_version, "%d.%d", &major, &minor) != 2) return 0;
-    return major > 1 || (major == 1 && minor > ORT_API_VERSION);
-}
-
-/* Whether `v` is a base-10 integer from lo to hi (strtoll alone would skip spaces, take "" and
- * clamp an overflow). */
-static int is_integer(const char *v, long long lo, long long hi)
-{
-    char *end;
-    const char *digits = *v == '-' ? v + 1 : v;
-    if (!isdigit((unsigned char)*digits)) return 0;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    return !*end && errno != ERANGE && n >= lo && n <= hi;
 }
 
 /* Whether `v` is in the domain of keys[i]; `want` (of n bytes) says the domain. */
