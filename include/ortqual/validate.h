@@ -142,7 +142,8 @@ typedef struct oq_validate_opts {
                                  what the others need; that one call is its time) */
     int threads;              /* the C reference's threads and ORT's intra-op threads of every
                                  configuration; 0: the reference on every core, ORT's default;
-                                 below 0 is refused */
+                                 below 0 is refused (ORT takes a session.intra_op_num_threads
+                                 entry over it: the result records the count ORT ran) */
     oq_graph_opt graph_opt;   /* ORT's graph optimization level of every ORT configuration
                                  (OQ_GRAPH_OPT_DEFAULT: ORT's own, every optimization) */
     const char *tolerances;   /* "out:rtol=..,atol=..;..." overrides */
