@@ -225,7 +225,8 @@ typedef struct oq_bench_opts {
     unsigned shapes;             /* OQ_BENCH_DYNAMIC | OQ_BENCH_STATIC */
     int32_t heads, kv_heads, head_dim;
     int threads;                 /* ORT intra-op threads and the reference's threads; 0 = ORT
-                                    default, the reference on every core */
+                                    default, the reference on every core (ORT takes a
+                                    session.intra_op_num_threads entry over it) */
     oq_graph_opt graph_opt;      /* as oq_session_opts */
     size_t n_session_configs;    /* ORT session config entries of every ORT session */
     const char *const *session_config_keys, *const *session_config_values;
@@ -246,7 +247,9 @@ typedef struct oq_bench_opts {
     const char *ep_lib;
     size_t n_ep_options;
     const char *const *ep_option_keys, *const *ep_option_values;
-    int inter_op_threads;        /* ORT inter-op threads (0: ORT's default, sequential) */
+    int inter_op_threads;        /* ORT inter-op threads (0: ORT's default, sequential; ORT
+                                    takes session.inter_op_num_threads and
+                                    session.execution_mode entries over it) */
     size_t profile_runs;         /* > 0: after the timed loop, that many runs of each ORT row
                                     in a profiled session of its own (oq_bench_profile) */
     const char *profile_dir;     /* where the profiles are written (made when needed) */
@@ -375,7 +378,9 @@ typedef struct oq_bench_row {
     int64_t valid_tokens;         /* sum of the event lengths */
     int64_t valid_pairs;          /* attended (query, key) pairs: sum of squared lengths */
     int32_t heads, kv_heads, head_dim;
-    int threads;
+    int threads;                  /* an ORT row's intra-op threads as ORT ran them (a
+                                     session.intra_op_num_threads entry's over opts.threads);
+                                     the reference's row: opts.threads */
     size_t warmup, iters;
     double session_ms, first_run_ms;
     size_t n_samples;
@@ -397,7 +402,8 @@ typedef struct oq_bench_row {
     int64_t nan_count, inf_count, pad_nonzero; /* -1 when not compared; --model: both sides */
     double rtol, atol;            /* the attention sweep's tolerance (its dtype's preset) */
     int64_t over_tol;             /* valid elements over it; -1 when not compared */
-    int inter_op_threads;
+    int inter_op_threads;         /* as ORT ran them, as threads: 0 in ORT's sequential mode (a
+                                     session.execution_mode entry may set it over opts') */
     oq_bench_profile profile;     /* profile.runs 0: not profiled */
     /* bench --model (0 and NULL otherwise), all owned: */
     char seq_dim[OQ_BENCH_NAME_MAX]; /* the dimension seq_len is the value of ("" none) */

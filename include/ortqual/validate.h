@@ -142,7 +142,8 @@ typedef struct oq_validate_opts {
                                  what the others need; that one call is its time) */
     int threads;              /* the C reference's threads and ORT's intra-op threads of every
                                  configuration; 0: the reference on every core, ORT's default;
-                                 below 0 is refused */
+                                 below 0 is refused (ORT takes a session.intra_op_num_threads
+                                 entry over it: the result records the count ORT ran) */
     oq_graph_opt graph_opt;   /* ORT's graph optimization level of every ORT configuration
                                  (OQ_GRAPH_OPT_DEFAULT: ORT's own, every optimization) */
     const char *tolerances;   /* "out:rtol=..,atol=..;..." overrides */
@@ -450,7 +451,8 @@ typedef struct oq_config_result {
     int required;                 /* --require turned its skip into a failure */
     char *model_file;             /* the ONNX file it ran; NULL for the C reference */
     int threads;                  /* the C reference: the most threads a call used; ORT: its
-                                     intra-op threads (0: ORT's default) */
+                                     intra-op threads as ORT ran them (0: ORT's default; a
+                                     session.intra_op_num_threads entry's over opts.threads) */
     oq_graph_opt graph_opt;       /* ORT: the graph optimization level its session was made
                                      with (OQ_GRAPH_OPT_DEFAULT: ORT's own) */
     oq_worker_run worker;

@@ -148,6 +148,35 @@ static const char *str_of(json_t *o, const char *k)
     return json_is_string(v) ? json_string_value(v) : "";
 }
 
+/* The session config entries of a baseline's config, KEY: VALUE (an empty object for one
+ * without them). */
+static json_t *entries_of(const json_t *config)
+{
+    json_t *entries = json_object(), *pair;
+    size_t i;
+    json_array_foreach(json_object_get(config, "session_configs"), i, pair) {
+        const char *key = json_string_value(json_array_get(pair, 0));
+        if (key) json_object_set(entries, key, json_array_get(pair, 1));
+    }
+    return entries;
+}
+
+/* A baseline row's threads as ORT ran them: an older summary recorded the options even where a
+ * session config entry set the count (the entries over them, as oq_session_threads_ran takes
+ * them; a row recorded as run is the same again). The reference's are its own. */
+static void threads_as_run(const oq_bench_baseline *b, json_t *j, oq_bench_row *r)
+{
+    r->threads = (int)int_of(j, "threads", 0);
+    r->inter_op_threads = (int)int_of(j, "inter_op_threads", 0);
+    if (!oq_config_uses_ort(&r->variant)) return;
+    json_t *entries = entries_of(b->config);
+    oq_session_threads t;
+    oq_session_threads_as_run(r->threads, r->inter_op_threads, entries, &t);
+    r->threads = t.intra;
+    r->inter_op_threads = t.inter;
+    json_decref(entries);
+}
+
 /* The fields of a summary row that make its identity, into a row oq_bench_row_key reads. */
 static oq_status row_from_json(const oq_bench_baseline *b, size_t i, json_t *j, base_row *out, oq_err *err)
 {
@@ -173,8 +202,7 @@ static oq_status row_from_json(const oq_bench_baseline *b, size_t i, json_t *j, 
     r.heads = (int32_t)int_of(j, "heads", -1);
     r.kv_heads = (int32_t)int_of(j, "kv_heads", -1);
     r.head_dim = (int32_t)int_of(j, "head_dim", -1);
-    r.threads = (int)int_of(j, "threads", 0);
-    r.inter_op_threads = (int)int_of(j, "inter_op_threads", 0);
+    threads_as_run(b, j, &r);
     json_t *dims = json_object_get(j, "dims");
     oq_bench_dimval dv[OQ_BENCH_MAX_DIMS];
     const char *name;
@@ -244,13 +272,13 @@ static oq_status read_doc(oq_bench_baseline *b, json_t *doc, oq_err *err)
     b->model = !strcmp(str_of(doc, "mode"), "model") || json_is_string(json_object_get(config, "model"));
     snprintf(b->model_path, sizeof b->model_path, "%s", str_of(config, "model"));
     snprintf(b->model_sha256, sizeof b->model_sha256, "%s", str_of(config, "model_sha256"));
+    b->config = json_is_object(config) ? json_incref(config) : NULL; /* the rows' threads read its entries */
     b->rows = calloc(json_array_size(results) + 1, sizeof *b->rows);
     if (!b->rows) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", b->file);
     for (size_t i = 0; i < json_array_size(results); i++, b->n++) {
         oq_status st = row_from_json(b, i, json_array_get(results, i), &b->rows[i], err);
         if (st) return st;
     }
-    b->config = json_is_object(config) ? json_incref(config) : NULL;
     return check_unique(b, err);
 }
 
@@ -408,7 +436,7 @@ static const char *const measured[][2] = {
     {"graph_opt_level", "opts.graph_opt"},       {"session_configs", "opts.session_configs"},
     {"ep_options", "opts.ep_options"},           {"mem_sample_us", "opts.mem_sample_us"},
     {"inputs_sha256", "opts.inputs_path"},       {"mask_input", "opts.mask_input"},
-    {"mask_polarity", "opts.mask_polarity"},
+    {"mask_polarity", "opts.mask_polarity"},     {"execution_mode", ""},
 };
 
 /* The mask a model's rows will be generated with, where the options alone tell it (the sweep
@@ -474,6 +502,8 @@ static void value_text(json_t *config, const char *key, char *buf, size_t n)
     }
     char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9)) : NULL, source[160] = "";
     if (!strcmp(key, "graph_opt_level")) level_source(config, source, sizeof source);
+    if (!strcmp(key, "execution_mode") && !strcmp(str_of(config, "execution_mode_from"), "session_config"))
+        snprintf(source, sizeof source, "(from session config session.execution_mode)");
     snprintf(buf, n, "%s%s%s", t ? t : "none", *source ? " " : "", source);
     free(t);
 }
@@ -485,19 +515,19 @@ static void value_text(json_t *config, const char *key, char *buf, size_t n)
  * profiling and logging can). A config lacking either key (an older one) is copied as it is. */
 static json_t *timed_session(const json_t *config)
 {
-    json_t *c = json_deep_copy(config), *pair, *entries = json_object();
+    json_t *c = json_deep_copy(config), *entries = entries_of(config);
     const json_t *g = json_object_get(c, "graph_opt_level"), *sc = json_object_get(c, "session_configs");
-    size_t i;
     if (!c || !entries || !json_is_integer(g) || !json_is_array(sc)) {
         json_decref(entries);
         return c;
     }
-    json_array_foreach(sc, i, pair) {
-        const char *key = json_string_value(json_array_get(pair, 0));
-        if (key) json_object_set(entries, key, json_array_get(pair, 1));
-    }
     int level = oq_session_as_run((int)json_integer_value(g), entries, OQ_SESSION_SAME_TIMING);
     json_object_set_new(c, "graph_opt_level", json_integer(level));
+    /* the threads and mode as ORT runs them, their entries in the options' place (the counts are
+     * in each row's identity; an older config lacks execution_mode) */
+    oq_session_threads t;
+    oq_session_threads_as_run((int)int_of(c, "threads", 0), (int)int_of(c, "inter_op_threads", 0), entries, &t);
+    json_object_set_new(c, "execution_mode", json_string(t.parallel ? "parallel" : "sequential"));
     json_object_set_new(c, "session_configs", entries);
     return c;
 }
@@ -521,9 +551,10 @@ oq_status oq_bench_config_differs(const oq_bench_baseline *b, const oq_bench_opt
         char vx[256], vy[256], opt[64];
         value_text(here, measured[i][0], vx, sizeof vx);
         value_text(there, measured[i][0], vy, sizeof vy);
-        /* the level, not the option: an entry may have set it */
-        const char *what = strcmp(measured[i][0], "graph_opt_level") ? oq_terms(measured[i][1], opt, sizeof opt)
-                                                                        : "the graph optimization level";
+        /* the level and the mode, not the option: an entry may have set them */
+        const char *what = !strcmp(measured[i][0], "graph_opt_level") ? "the graph optimization level"
+                           : !strcmp(measured[i][0], "execution_mode") ? "ORT's execution mode"
+                                                                        : oq_terms(measured[i][1], opt, sizeof opt);
         snprintf(diff, n, "%s %s here, %s in the baseline", what, vx, vy);
         break;
     }

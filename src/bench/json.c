@@ -223,12 +223,28 @@ static size_t graph_opt_json(const oq_bench_opts *o, json_t *j)
     return added;
 }
 
+/* The threads and execution mode ORT runs (threads, inter_op_threads, execution_mode), as
+ * validate records them: an entry's over the option, with its source and the option's value.
+ * Returns how many keys it meant to add. */
+static size_t threads_json(const oq_bench_opts *o, json_t *j)
+{
+    oq_session_threads t;
+    oq_session_threads_ran(o->threads, o->inter_op_threads, o->n_session_configs, o->session_config_keys,
+                           o->session_config_values, &t);
+    json_t *ran = oq_session_threads_json(&t, 1);
+    size_t added = json_object_size(ran);
+    if (json_object_update(j, ran)) added = 0;
+    json_decref(ran);
+    return added;
+}
+
 /* The options both sweeps share (how each row runs), added to `j`; `keys`: how many `j` then
- * holds when nothing failed, the graph level's source and option not counted. */
+ * holds when nothing failed, the sources and options of the graph level, threads and mode not
+ * counted. */
 static oq_status run_opts_json(const oq_bench_opts *o, json_t *j, size_t keys, json_t **out, oq_err *err)
 {
-    set_int(j, "threads", o->threads);
-    set_int(j, "inter_op_threads", o->inter_op_threads);
+    size_t ran = threads_json(o, j);
+    keys += (ran ? ran : 3) - 3; /* threads, inter_op_threads, execution_mode */
     keys += graph_opt_json(o, j) - 1;
     json_t *sc = json_array(); /* [[key, value]] of --session-config, [] when none */
     for (size_t i = 0; sc && i < o->n_session_configs; i++)
@@ -266,7 +282,7 @@ static oq_status opts_json(const oq_bench_opts *o, json_t **out, oq_err *err)
     set_int(j, "ref_iters", (int64_t)(o->ref_iters ? o->ref_iters : o->iters));
     json_object_set_new(j, "reference", json_boolean(o->reference));
     json_object_set_new(j, "variants", variant_list(o));
-    return run_opts_json(o, j, 24, out, err);
+    return run_opts_json(o, j, 25, out, err);
 }
 
 static json_t *dims_json(const oq_bench_dim *d, size_t n, int list)
@@ -313,7 +329,7 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
     json_object_set_new(j, "int_range", json_pack("[I,I]", (json_int_t)o->int_lo, (json_int_t)o->int_hi));
     set_str(j, "length_policy", oq_length_policy_name((oq_length_policy)o->length_policy));
     json_object_set_new(j, "mask_fraction", json_real(o->mask_fraction));
-    return run_opts_json(o, j, 24, out, err);
+    return run_opts_json(o, j, 25, out, err);
 }
 
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is

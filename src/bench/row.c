@@ -19,6 +19,7 @@
 #include "ortqual/fileio.h"
 #include "ortqual/refusal.h"
 #include "ortqual/runtime.h"
+#include "runtime/sessioncfg-impl.h"
 #include "status/args-impl.h"
 
 void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench_variant *v)
@@ -27,8 +28,12 @@ void oq_bench_row_init(oq_bench_row *row, const oq_bench_opts *o, const oq_bench
     row->variant = *v;
     snprintf(row->device, sizeof row->device, "%s", oq_config_uses_ort(v) ? v->runtime : "cpu");
     row->io = OQ_IO_HOST;
-    row->threads = o->threads;
-    row->inter_op_threads = o->inter_op_threads;
+    oq_session_threads t; /* an ORT row's as ORT runs them: the entries over the options */
+    oq_session_threads_ran(o->threads, o->inter_op_threads, o->n_session_configs, o->session_config_keys,
+                           o->session_config_values, &t);
+    int ort = oq_config_uses_ort(v);
+    row->threads = ort ? t.intra : o->threads;
+    row->inter_op_threads = ort ? t.inter : o->inter_op_threads;
     row->warmup = o->warmup;
     row->iters = o->iters;
     row->session_ms = row->first_run_ms = NAN;

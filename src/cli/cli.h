@@ -305,6 +305,14 @@ int oq_cli_runtime_string(const oq_opt *o, const char *arg);
 int oq_cli_runtime_ep_lib(const oq_opt *o, const char *arg);
 int oq_cli_runtime_ep_option(const oq_opt *o, const char *arg);
 int oq_cli_runtime_session_config(const oq_opt *o, const char *arg);
+/* The warning of each session config entry the ORT `version` takes unchecked (a key the headers
+ * ortqual is built with do not know, passed to a newer ORT), one "ortqual CMD: WARNING: ..." line
+ * each on stderr: said before the first session is made, not after hours of runs. */
+void oq_cli_session_config_warn(const char *cmd, const char *version, size_t n, const char *const *keys,
+                                const char *const *values);
+/* Whether `warning` is one of those (said already: not again among a summary's warnings). */
+int oq_cli_session_config_warned(const char *warning, const char *version, size_t n, const char *const *keys,
+                                 const char *const *values);
 /* --session-config KEY=VALUE into the struct oq_cli_runtime *cr. */
 #define OQ_CLI_SESSION_CONFIG_OPT(cr)                                                                \
     OQ_OPT_CALLBACK("session-config", "KEY=VAL", oq_cli_runtime_session_config, (cr),                 \

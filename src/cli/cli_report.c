@@ -308,6 +308,31 @@ static void ms(char *buf, size_t n, double v)
 
 /* ", graph optimizations LEVEL" when --graph-opt-level or a session.graph_optimization_level entry
  * chose them, as the worker recorded the level ORT ran; an entry overrides the option (both said). */
+/* ", intra-op threads 2, from --session-config session.intra_op_num_threads, over --threads 1" and
+ * the like for the execution mode, where an entry set what ORT ran with (the worker's record). */
+static void threads_note(const json_t *ran, char *buf, size_t n)
+{
+    static const char *const notes[][3] = {
+        {"threads", "intra-op threads", "session.intra_op_num_threads, over --threads"},
+        {"execution_mode", "execution mode", "session.execution_mode, over the sequential default"},
+    };
+    *buf = '\0';
+    for (size_t i = 0; i < sizeof notes / sizeof *notes; i++) {
+        char from[32];
+        snprintf(from, sizeof from, "%s_from", notes[i][0]);
+        if (strcmp(j_str(ran, from, ""), "session_config")) continue;
+        const json_t *v = json_object_get(ran, notes[i][0]);
+        size_t at = strlen(buf);
+        if (json_is_string(v))
+            snprintf(buf + at, n - at, ", %s %s, from --session-config %s", notes[i][1], json_string_value(v),
+                     notes[i][2]);
+        else
+            snprintf(buf + at, n - at, ", %s %lld, from --session-config %s %lld", notes[i][1],
+                     (long long)json_integer_value(v), notes[i][2],
+                     (long long)json_integer_value(json_object_get(ran, "threads_option")));
+    }
+}
+
 static const char *graph_opt_note(const oq_config_result *c, char *buf, size_t n)
 {
     static const char *const names[] = {"off", "basic", "extended", "layout"};
@@ -323,6 +348,7 @@ static const char *graph_opt_note(const oq_config_result *c, char *buf, size_t n
     if (entry)
         snprintf(buf + strlen(buf), n - strlen(buf), "session.graph_optimization_level, over --graph-opt-level%s%d",
                  option < 0 ? "'s default " : " ", option < 0 ? 99 : option);
+    threads_note(json_object_get(ev, "session_threads"), buf + strlen(buf), n - strlen(buf));
     json_decref(ev);
     return buf;
 }
@@ -380,7 +406,7 @@ static void config_row(const oq_config_result *c, const char *group)
     printf("%-34s ", oq_cli_shown(c->config.name));
     print_status(stdout, oq_verdict_name(c->status), 9);
     printf(" %7zu %-10s %10s %10s %10s %10s\n", c->totals.n, oq_cli_shown(worst_out), err_s, m_s, p_s, f_s);
-    char note[256];
+    char note[512];
     if (c->ort_version)
         printf("    ONNX Runtime %s (%s)%s\n", oq_cli_shown(c->ort_version), oq_cli_shown(c->ort_library),
                graph_opt_note(c, note, sizeof note));
@@ -622,19 +648,20 @@ static int junit_clash(const char *cmd, const char *junit, const oq_validate_opt
     return rc;
 }
 
-/* Each session config entry the run's ORT took unchecked (a key the headers do not know, passed
- * to a newer ORT), said once for the run as its summary's evidence records it. */
-static void print_session_config_warnings(const char *cmd, const oq_validate_opts *o, const oq_validate_summary *s)
+/* Each session config entry the ORT under test takes unchecked (a key the headers do not know,
+ * passed to a newer ORT), said once before the run, as summary.json's evidence keeps it: that
+ * ORT is loaded here for its version only for such a key, as oq_validate_run's check loads it. */
+static void print_session_config_warnings(const char *cmd, const oq_validate_opts *o)
 {
-    json_t *ev = s->evidence_json ? json_loads(s->evidence_json, 0, NULL) : NULL;
-    const char *version = json_string_value(json_object_get(json_object_get(ev, "onnxruntime"), "version"));
-    for (size_t i = 0; version && i < o->n_session_configs; i++) {
-        char w[512];
-        if (!oq_session_config_check_for(version, o->session_config_keys[i], o->session_config_values[i], w, sizeof w,
-                                         NULL) && *w)
-            fprintf(stderr, "ortqual %s: WARNING: %s\n", cmd, oq_cli_shown(w));
+    for (size_t i = 0; i < o->n_session_configs; i++) {
+        if (!oq_session_config_check(o->session_config_keys[i], o->session_config_values[i], NULL)) continue;
+        oq_runtime *rt = NULL;
+        if (oq_runtime_load(o->ort_lib, &rt, NULL)) return; /* the run refuses it, naming the library */
+        oq_cli_session_config_warn(cmd, oq_runtime_version(rt), o->n_session_configs, o->session_config_keys,
+                                   o->session_config_values);
+        oq_runtime_free(rt);
+        return;
     }
-    json_decref(ev);
 }
 
 static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_runtime *cr, const char *self,
@@ -662,10 +689,10 @@ static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_
     o->session_config_values = (const char *const *)cr->session_config_values;
     oq_validate_summary *summary = NULL;
     oq_err e = {0};
+    print_session_config_warnings(cmd, o);
     oq_status st = oq_validate_run(o, &summary, &e);
     progress_clear(&prog);
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
-    if (!st) print_session_config_warnings(cmd, o, summary);
     if (st) {
         int caught = oq_cli_signal_caught();
         int rc = oq_cli_refuse(cmd, out->json, st, e.msg, caught ? 128 + caught : oq_cli_exit_of(st));

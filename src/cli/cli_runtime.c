@@ -145,6 +145,31 @@ int oq_cli_runtime_session_config(const oq_opt *o, const char *arg)
     return push_pair(&cr->session_config_keys, &cr->session_config_values, &cr->n_session_configs, k, v);
 }
 
+/* The warning of entry i on ORT `version` into w (n bytes): "" where there is none. */
+static const char *entry_warning(const char *version, const char *key, const char *value, char *w, size_t n)
+{
+    if (oq_session_config_check_for(version, key, value, w, n, NULL)) *w = '\0';
+    return w;
+}
+
+void oq_cli_session_config_warn(const char *cmd, const char *version, size_t n, const char *const *keys,
+                                const char *const *values)
+{
+    char w[512];
+    for (size_t i = 0; version && i < n; i++)
+        if (*entry_warning(version, keys[i], values[i], w, sizeof w))
+            fprintf(stderr, "ortqual %s: WARNING: %s\n", cmd, oq_cli_shown(w));
+}
+
+int oq_cli_session_config_warned(const char *warning, const char *version, size_t n, const char *const *keys,
+                                 const char *const *values)
+{
+    char w[512];
+    for (size_t i = 0; version && i < n; i++)
+        if (!strcmp(entry_warning(version, keys[i], values[i], w, sizeof w), warning)) return 1;
+    return 0;
+}
+
 int oq_cli_check_lib(const char *opt, const char *path)
 {
     oq_err e = {0};

@@ -803,10 +803,13 @@ static int finish_args(cli_state *c)
     OQ_OPT_NUMBER("iters", "N", &o->iters, 1, 100000000, "timed runs (default 20; each keeps its time: at most 10^8)"), \
     OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,                                                         \
                   "ORT intra-op threads and threads of the float64 reference\n"                                 \
-                  "(default 0: ORT's default, the reference on every core)"),                                   \
+                  "(default 0: ORT's default, the reference on every core); ORT takes a\n"                     \
+                  "session.intra_op_num_threads entry over it (recorded so)"),                                  \
     OQ_OPT_NUMBER("inter-op-threads", "N", &o->inter_op_threads, 0, 4096,                                       \
                   "ORT inter-op threads; N >= 1 turns on ORT's parallel execution\n"                            \
-                  "mode, the only one that uses them (default 0: sequential)"),                                 \
+                  "mode, the only one that uses them (default 0: sequential); ORT takes\n"                      \
+                  "session.inter_op_num_threads and session.execution_mode entries\n"                          \
+                  "over it (recorded so)"),                                                                     \
     OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, ""),                                                                    \
     OQ_CLI_SESSION_CONFIG_OPT(&c->cr),                                                                          \
     OQ_OPT_CALLBACK("io-binding", "B", set_io, o,                                                               \
@@ -921,12 +924,15 @@ static void drop_outputs(const cli_state *c, int summary_placed)
  * fatal, and an earlier run's (--force) is not left to pass for this run's. */
 /* The evidence's warnings (more than one ONNX Runtime core mapped), as summary.json records
  * them: said where the run is read too. */
-static void print_evidence_warnings(const char *summary)
+static void print_evidence_warnings(const char *summary, const oq_bench_opts *o, oq_runtime *rt)
 {
     json_t *doc = json_load_file(summary, 0, NULL), *w;
     size_t i;
     json_array_foreach(json_object_get(json_object_get(json_object_get(doc, "system"), "evidence"), "warnings"), i, w)
-        if (json_is_string(w)) fprintf(stderr, "ortqual bench: WARNING: %s\n", oq_cli_shown(json_string_value(w)));
+        if (json_is_string(w) && !oq_cli_session_config_warned(json_string_value(w), oq_runtime_version(rt),
+                                                               o->n_session_configs, o->session_config_keys,
+                                                               o->session_config_values)) /* said before the sweep */
+            fprintf(stderr, "ortqual bench: WARNING: %s\n", oq_cli_shown(json_string_value(w)));
     json_decref(doc);
 }
 
@@ -976,7 +982,7 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
         return OQ_EXIT_RUNTIME;
     }
     printf("wrote %s and %s\n", oq_cli_shown(json), oq_cli_shown(csv));
-    print_evidence_warnings(json);
+    print_evidence_warnings(json, &c->o, rt);
     write_report(c);
     if (c->junit && oq_junit_write_summary(json, c->junit, &err)) {
         fprintf(stderr, "ortqual bench: --junit: %s\n", err.msg);
@@ -1081,6 +1087,8 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     oq_bench_rows *rows = NULL;
     int rc = open_baseline(c, rt);
     if (rc) return rc;
+    oq_cli_session_config_warn("bench", oq_runtime_version(rt), c->o.n_session_configs, c->o.session_config_keys,
+                               c->o.session_config_values);
     oq_status st = oq_bench_sweep(rt, &c->o, on_progress, &p, &rows, &err);
     if (!st && c->baseline) st = oq_bench_compare(rows, c->baseline, &c->limits, c->host_diff, &err);
     if (st) {

@@ -849,7 +849,8 @@ static void args_clear(struct args *a)
     OQ_OPT_NUMBER("threads", "N", &o->threads, 0, 4096,                                                         \
                   "threads of the float64 reference, and ORT's intra-op threads of\n"                           \
                   "every configuration (0: the reference on every core, ORT's default);\n"                      \
-                  "generated events are made on up to 4 of them"),                                              \
+                  "generated events are made on up to 4 of them. ORT takes a\n"                               \
+                  "session.intra_op_num_threads entry over it (recorded so)"),                                  \
     OQ_CLI_GRAPH_OPT_OPT(&o->graph_opt, " of every ORT configuration"),                                         \
     OQ_OPT_LIST("tolerance", "SPEC", &a->tolerances,                                                            \
                 "per-output override, e.g. 'cls:rtol=1e-3,atol=1e-4' (an output the\n"                          \

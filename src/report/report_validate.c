@@ -435,6 +435,27 @@ static void saved_by(oq_sb *b, const json_t *c, const json_t *configs)
     oq_sb_puts(b, ".</p>\n");
 }
 
+/* A string's or an integer's value as text. */
+static const char *value_str(const json_t *v, char *buf, size_t n)
+{
+    if (json_is_string(v)) return json_string_value(v);
+    snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+    return buf;
+}
+
+/* ", ORT's WHAT V (set by the session config entry KEY, over the option's O)" where an entry set
+ * the `field` ORT ran with (its FIELD_from, FIELD_option). */
+static void session_entry_note(oq_sb *b, const json_t *c, const char *field, const char *what, const char *key)
+{
+    char from[64], option[64];
+    snprintf(from, sizeof from, "%s_from", field);
+    snprintf(option, sizeof option, "%s_option", field);
+    if (strcmp(oq_j_str(c, from, ""), "session_config")) return;
+    char v[32], o[32];
+    oq_sb_escf(b, ", ORT's %s %s (set by the session config entry %s, over the option's %s)", what,
+               value_str(json_object_get(c, field), v, sizeof v), key, value_str(json_object_get(c, option), o, sizeof o));
+}
+
 static void worker_lines(oq_sb *b, const json_t *c)
 {
     const json_t *w = json_object_get(c, "worker");
@@ -464,6 +485,10 @@ static void worker_lines(oq_sb *b, const json_t *c)
                          "option's %lld)", json_is_integer(json_object_get(c, "graph_opt_option")) &&
                          json_integer_value(json_object_get(c, "graph_opt_option")) >= 0
                              ? (long long)json_integer_value(json_object_get(c, "graph_opt_option")) : 99LL);
+        session_entry_note(b, c, "threads", "intra-op threads", "session.intra_op_num_threads");
+        session_entry_note(b, c, "inter_op_threads", "inter-op threads",
+                           "session.inter_op_num_threads or session.execution_mode");
+        session_entry_note(b, c, "execution_mode", "execution mode", "session.execution_mode");
         oq_sb_puts(b, "</p>\n");
     }
 }

@@ -54,6 +54,41 @@ json_t *oq_session_graph_opt_ran(oq_graph_opt option, size_t n, const char *cons
 void oq_session_config_warn(const char *ort_version, size_t n, const char *const *keys, const char *const *values,
                             json_t *warnings);
 
+/* The threads and execution mode ORT runs a session with, and what set each. ORT takes the
+ * entries session.intra_op_num_threads, session.inter_op_num_threads and session.execution_mode
+ * over SetIntraOpNumThreads, SetInterOpNumThreads and SetSessionExecutionMode, either way
+ * (measured on 1.29 and 1.30 by the threads a session starts: docs/results.md), as it takes a
+ * level entry over the level option. */
+typedef struct oq_session_threads {
+    int intra;           /* intra-op threads as run, 0: ORT's default */
+    int inter;           /* inter-op threads as run: 0 in sequential mode (ORT starts no
+                            inter-op pool then) or ORT's default in parallel mode */
+    int parallel;        /* ORT's parallel execution mode */
+    int intra_option;    /* the options alone: intra-op and inter-op threads (N >= 1 inter-op */
+    int inter_option;    /* threads: ortqual's parallel mode), as oq_session_opts takes them */
+    int intra_entry;     /* 1: an entry set the count or mode (over the option) */
+    int inter_entry;
+    int mode_entry;
+} oq_session_threads;
+
+/* The threads and mode ORT runs with the options `intra`, `inter` (oq_session_opts') and the n
+ * config entries (the last of a key given twice, as ORT takes it; a value out of its domain:
+ * the option's, as oq_session_config_check refuses it before a session is made). */
+void oq_session_threads_ran(int intra, int inter, size_t n, const char *const *keys, const char *const *values,
+                            oq_session_threads *out);
+
+/* The same for a session recorded as `config` (an object of the entries, KEY: VALUE): the three
+ * entries leave `config`, as oq_session_as_run takes the level's, so that two spellings of one
+ * session compare equal. */
+void oq_session_threads_as_run(int intra, int inter, json_t *config, oq_session_threads *out);
+
+/* A record's fields of `t` (NULL: out of memory): "threads" as run, with "threads_from"
+ * ("session_config") and "threads_option" (the option's count) where an entry set it; the same
+ * for "inter_op_threads" and "execution_mode" ("sequential" or "parallel"), written always when
+ * `all` (bench, whose options set them) and otherwise where an entry set them (validate, which
+ * runs ORT's sequential mode unless one does). The one record validate, replay and bench write. */
+json_t *oq_session_threads_json(const oq_session_threads *t, int all);
+
 #define OQ_SESSION_CONFIG_LEVEL_KEY "session.graph_optimization_level"
 
 #endif

@@ -252,6 +252,90 @@ static int is_integer(const char *v, long long lo, long long hi)
     return !*end && errno != ERANGE && n >= lo && n <= hi;
 }
 
+#define INTRA_KEY "session.intra_op_num_threads"
+#define INTER_KEY "session.inter_op_num_threads"
+#define MODE_KEY "session.execution_mode"
+
+/* The value of an integer entry (a count), or -1 where none is given or it is not a count. */
+static int count_of(const char *v)
+{
+    return v && is_integer(v, 0, INT32_MAX) ? (int)strtol(v, NULL, 10) : -1;
+}
+
+/* 1 for an entry's parallel mode, 0 for its sequential one, -1 for none or another value. */
+static int mode_of(const char *v)
+{
+    if (!v) return -1;
+    if (!strcmp(v, "parallel") || !strcmp(v, "ort_parallel")) return 1;
+    return !strcmp(v, "sequential") || !strcmp(v, "ort_sequential") ? 0 : -1;
+}
+
+void oq_session_threads_ran(int intra, int inter, size_t n, const char *const *keys_, const char *const *values,
+                            oq_session_threads *out)
+{
+    const char *e_intra = NULL, *e_inter = NULL, *e_mode = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(keys_[i], INTRA_KEY)) e_intra = values[i];
+        if (!strcmp(keys_[i], INTER_KEY)) e_inter = values[i];
+        if (!strcmp(keys_[i], MODE_KEY)) e_mode = values[i];
+    }
+    int ci = count_of(e_intra), ce = count_of(e_inter), m = mode_of(e_mode);
+    memset(out, 0, sizeof *out);
+    out->intra_option = intra;
+    out->inter_option = inter;
+    out->intra_entry = ci >= 0;
+    out->inter_entry = ce >= 0;
+    out->mode_entry = m >= 0;
+    out->intra = ci >= 0 ? ci : intra;
+    out->parallel = m >= 0 ? m : inter > 0;
+    out->inter = !out->parallel ? 0 : ce >= 0 ? ce : inter;
+}
+
+void oq_session_threads_as_run(int intra, int inter, json_t *config, oq_session_threads *out)
+{
+    static const char *const keys_[] = {INTRA_KEY, INTER_KEY, MODE_KEY};
+    const char *values[3];
+    for (size_t i = 0; i < 3; i++) values[i] = json_string_value(json_object_get(config, keys_[i]));
+    const char *given[3], *value[3];
+    size_t n = 0;
+    for (size_t i = 0; i < 3; i++)
+        if (values[i]) given[n] = keys_[i], value[n++] = values[i];
+    oq_session_threads_ran(intra, inter, n, given, value, out);
+    for (size_t i = 0; i < 3; i++) json_object_del(config, keys_[i]);
+}
+
+/* "KEY": value, "KEY_from": "session_config", "KEY_option": option where an entry set it. */
+static void field(json_t *j, const char *key, json_t *value, int entry, json_t *option)
+{
+    char k[64];
+    json_object_set_new(j, key, value);
+    if (entry) {
+        snprintf(k, sizeof k, "%s_from", key);
+        json_object_set_new(j, k, json_string("session_config"));
+        snprintf(k, sizeof k, "%s_option", key);
+        json_object_set_new(j, k, option);
+    } else {
+        json_decref(option);
+    }
+}
+
+json_t *oq_session_threads_json(const oq_session_threads *t, int all)
+{
+    json_t *j = json_object();
+    if (!j) return NULL;
+    /* the inter-op count as run: an entry set it in parallel mode, or a mode entry turned the
+     * option's count off */
+    int inter_entry = (t->parallel && t->inter_entry) || (t->mode_entry && !t->parallel && t->inter_option > 0);
+    int parallel_option = t->inter_option > 0;
+    field(j, "threads", json_integer(t->intra), t->intra_entry, json_integer(t->intra_option));
+    if (all || inter_entry)
+        field(j, "inter_op_threads", json_integer(t->inter), inter_entry, json_integer(t->inter_option));
+    if (all || t->mode_entry)
+        field(j, "execution_mode", json_string(t->parallel ? "parallel" : "sequential"), t->mode_entry,
+              json_string(parallel_option ? "parallel" : "sequential"));
+    return j;
+}
+
 /* Whether `v` is in the domain of keys[i]; `want` (of n bytes) says the domain. */
 static int value_ok(size_t i, const char *v, char *want, size_t n)
 {

@@ -915,9 +915,9 @@ json_t *oq_config_result_to_json(const oq_config_result *r)
 /* The graph optimization level ORT ran (graph_opt_level) and what set it (graph_opt_level_from:
  * "session_config" where a session.graph_optimization_level entry overrode the option, whose level
  * graph_opt_option keeps; "option"), as the worker's evidence records it (an older one: the option). */
-static void graph_opt_json(const oq_config_result *r, json_t *j)
+static void graph_opt_json(const oq_config_result *r, const json_t *ev, json_t *j)
 {
-    json_t *ev = r->evidence_json ? json_loads(r->evidence_json, 0, NULL) : NULL, *ran = json_object_get(ev, "graph_opt");
+    json_t *ran = json_object_get(ev, "graph_opt");
     if (json_is_integer(json_object_get(ran, "level"))) {
         json_object_set(j, "graph_opt_level", json_object_get(ran, "level"));
         json_object_set(j, "graph_opt_level_from", json_object_get(ran, "from"));
@@ -927,7 +927,15 @@ static void graph_opt_json(const oq_config_result *r, json_t *j)
         json_object_set_new(j, "graph_opt_level", json_integer(oq_graph_opt_level(r->graph_opt)));
         json_object_set_new(j, "graph_opt_level_from", json_string("option"));
     }
-    json_decref(ev);
+}
+
+/* The threads and execution mode ORT ran with, where the worker's evidence records them
+ * (session_threads: a session config entry's count over --threads, with its source and the
+ * option's count); an older one: "threads" as r->threads holds it. */
+static void threads_json(const oq_config_result *r, const json_t *ev, json_t *j)
+{
+    json_object_set_new(j, "threads", json_integer(r->threads));
+    json_object_update(j, json_object_get(ev, "session_threads"));
 }
 
 /* mark >= 0: "batches" is the marker string BATCHES_MARK<mark> instead of the records;
@@ -944,8 +952,10 @@ static json_t *config_json(const oq_config_result *r, long mark, int bare)
     if (r->worker.ran) json_object_set_new(j, "worker", worker_json(&r->worker));
     if (r->reported) {
         json_object_set_new(j, "config", json_string(c->name));
-        json_object_set_new(j, "threads", json_integer(r->threads));
-        graph_opt_json(r, j);
+        json_t *ev = r->evidence_json ? json_loads(r->evidence_json, 0, NULL) : NULL;
+        threads_json(r, ev, j);
+        graph_opt_json(r, ev, j);
+        json_decref(ev);
         char m[48];
         snprintf(m, sizeof m, BATCHES_MARK "%ld", mark);
         json_t *batches = mark >= 0 ? json_string(m) : json_array(), *outputs = json_array();

@@ -34,12 +34,15 @@ static json_t *pairs_json(size_t n, const char *const *keys, const char *const *
     return j;
 }
 
-/* The session options a run gives every ORT configuration, as the comment records them. */
+/* The session options a run gives every ORT configuration, as the comment records them: the
+ * threads as ORT runs them (a session.intra_op_num_threads entry's count over `threads`). */
 static json_t *session_json(int threads, oq_graph_opt graph_opt, size_t n_cfg, const char *const *cfg_keys,
                             const char *const *cfg_values, size_t n_ep, const char *const *ep_keys,
                             const char *const *ep_values)
 {
-    return json_pack("{s:i, s:i, s:o, s:o}", "threads", threads, "graph_opt", (int)graph_opt, "config",
+    oq_session_threads t;
+    oq_session_threads_ran(threads, 0, n_cfg, cfg_keys, cfg_values, &t);
+    return json_pack("{s:i, s:i, s:o, s:o}", "threads", t.intra, "graph_opt", (int)graph_opt, "config",
                      pairs_json(n_cfg, cfg_keys, cfg_values), "ep_options", pairs_json(n_ep, ep_keys, ep_values));
 }
 
@@ -111,7 +114,8 @@ static oq_status same_build(const json_t *prov, const char *ort_file, char ort_s
  * session.graph_optimization_level entry taking the place of the level set as an option (ORT
  * takes the entry over it); entries that cannot change an output (logging, profiling,
  * spinning: oq_session_config_neutral) dropped (oq_session_as_run, which bench's baseline
- * takes too). Both sides of same_session go through it. */
+ * takes too); the thread counts and execution mode as ORT runs them, their entries taking the
+ * place of the options (oq_session_threads_as_run). Both sides of same_session go through it. */
 static json_t *as_run(const json_t *session)
 {
     json_t *s = json_deep_copy(session), *cfg = json_object_get(s, "config");
@@ -119,6 +123,11 @@ static json_t *as_run(const json_t *session)
     if (!s || !json_is_integer(g) || !json_is_object(cfg)) return s;
     int level = oq_graph_opt_level((oq_graph_opt)json_integer_value(g));
     json_object_set_new(s, "graph_opt", json_integer(oq_session_as_run(level, cfg, OQ_SESSION_SAME_OUTPUTS)));
+    oq_session_threads t; /* a file saved before 2026-12-07 recorded --threads, not the entry's count */
+    oq_session_threads_as_run((int)json_integer_value(json_object_get(s, "threads")), 0, cfg, &t);
+    json_object_set_new(s, "threads", json_integer(t.intra));
+    json_object_set_new(s, "execution_mode", json_string(t.parallel ? "parallel" : "sequential"));
+    json_object_set_new(s, "inter_op_threads", json_integer(t.inter));
     return s;
 }
 

@@ -657,12 +657,21 @@ static oq_status create_session(worker *w, int profiled, oq_session **s, oq_err 
     return st;
 }
 
+/* The threads and execution mode ORT runs the configuration's session with. */
+static void session_threads(const oq_validate_plan *p, oq_session_threads *t)
+{
+    oq_session_threads_ran(p->threads, 0, p->n_session_configs, (const char *const *)p->session_config_keys,
+                           (const char *const *)p->session_config_values, t);
+}
+
 static oq_status open_session(worker *w, oq_err *err)
 {
     const oq_validate_plan *p = w->plan;
     oq_status st = open_runtime(w, err);
     if (st) return st;
-    w->r->threads = p->threads;
+    oq_session_threads t;
+    session_threads(p, &t);
+    w->r->threads = t.intra; /* as ORT runs them: an entry's count over --threads */
     w->r->graph_opt = p->graph_opt;
     st = oq_wcheck_begin(&w->chk, p, w->workdir, err); /* a failed capture stops here */
     w->chk.model = w->model.bytes;
@@ -753,6 +762,9 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
                                                (const char *const *)p->session_config_values);
         if (ev && ran) json_object_set_new(ev, "graph_opt", ran);
         else json_decref(ran);
+        oq_session_threads t;
+        session_threads(p, &t);
+        if (ev) json_object_set_new(ev, "session_threads", oq_session_threads_json(&t, 0));
         r->evidence_json = ev ? json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         json_decref(ev);
     }

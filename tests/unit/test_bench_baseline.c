@@ -514,6 +514,38 @@ static void test_config_differs_as_run(void **state)
     remove_dir(dir);
 }
 
+/* A baseline whose rows recorded --threads 1 where a session.intra_op_num_threads entry made ORT
+ * run 2 (summaries before 2026-12-07): it is the measurement of --threads 2, its rows matched by
+ * the 2 threads ORT ran; an execution mode entry is another measurement, named as ORT's. */
+static void test_threads_compared_as_run(void **state)
+{
+    (void)state;
+    fixture x;
+    oq_err e = OQ_ERR_INIT;
+    fixture_open(&x, 1);
+    oq_bench_baseline_free(x.b);
+    x.b = NULL;
+    assert_int_equal(oq_bench_baseline_read(write_doc(x.dir, "{\"graph_opt_level\":-1,\"threads\":1,"
+                                                             "\"inter_op_threads\":0,\"session_configs\":"
+                                                             "[[\"session.intra_op_num_threads\",\"2\"]]}", 0),
+                                            &x.b, &e),
+                     OQ_OK);
+    char diff[512];
+    x.o.threads = 2;
+    assert_int_equal(oq_bench_config_differs(x.b, &x.o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "");
+    make_row(&x.r[0], 16, 2, 1.0);
+    assert_int_equal(oq_bench_compare(&x.rows, x.b, &x.lim, NULL, &e), OQ_OK);
+    assert_int_equal(x.rows.baseline->compared, 1);
+    assert_int_equal(x.rows.baseline->entries[0].match, OQ_BENCH_MATCH_OK);
+    const char *k[] = {"session.intra_op_num_threads", "session.execution_mode"}, *v[] = {"2", "parallel"};
+    x.o.threads = 1, x.o.n_session_configs = 2, x.o.session_config_keys = k, x.o.session_config_values = v;
+    assert_int_equal(oq_bench_config_differs(x.b, &x.o, diff, sizeof diff, &e), OQ_OK);
+    assert_string_equal(diff, "ORT's execution mode \"parallel\" (from session config session.execution_mode) here, "
+                              "\"sequential\" in the baseline");
+    fixture_close(&x);
+}
+
 /* A baseline of this runtime's version that ran another library file: the note
  * oq_bench_baseline_ort_differs makes reaches the comparison (summary.json's ort_difference). */
 static void test_ort_difference_reaches_comparison(void **state)
@@ -767,6 +799,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_limits_parse),
         cmocka_unit_test(test_config_differs_as_run),
+        cmocka_unit_test(test_threads_compared_as_run),
         cmocka_unit_test(test_row_key),
         cmocka_unit_test(test_row_key_escapes_dim_names),
         cmocka_unit_test(test_row_key_long_dim_names),

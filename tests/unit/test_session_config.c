@@ -198,6 +198,53 @@ static void test_as_run_for_timing(void **state)
     assert_int_equal(oq_session_config_neutral_for("session.intra_op.allow_spinning", OQ_SESSION_SAME_OUTPUTS), 1);
 }
 
+/* The record of `t` as one compact JSON text (sorted keys), for comparing with the expected. */
+static void assert_threads_record(const oq_session_threads *t, int all, const char *want)
+{
+    json_t *j = oq_session_threads_json(t, all);
+    char *text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(text, want);
+    free(text);
+    json_decref(j);
+}
+
+/* The threads and execution mode ORT runs, as measured on 1.29 and 1.30 (the threads a session
+ * starts): each entry over its option, either way; inter-op threads only in parallel mode. */
+static void test_threads_as_run(void **state)
+{
+    (void)state;
+    oq_session_threads t;
+    oq_session_threads_ran(1, 0, 0, NULL, NULL, &t);
+    assert_threads_record(&t, 0, "{\"threads\":1}");
+    assert_threads_record(&t, 1, "{\"execution_mode\":\"sequential\",\"inter_op_threads\":0,\"threads\":1}");
+    const char *k[] = {"session.intra_op_num_threads", "session.execution_mode", "session.inter_op_num_threads"};
+    const char *v[] = {"2", "sequential", "3"};
+    oq_session_threads_ran(1, 0, 1, k, v, &t);
+    assert_int_equal(t.intra, 2);
+    assert_threads_record(&t, 0, "{\"threads\":2,\"threads_from\":\"session_config\",\"threads_option\":1}");
+    oq_session_threads_ran(4, 2, 2, k, v, &t); /* the entry's sequential mode over --inter-op-threads 2 */
+    assert_int_equal(t.intra, 2);
+    assert_int_equal(t.parallel, 0);
+    assert_int_equal(t.inter, 0);
+    assert_threads_record(&t, 1,
+                          "{\"execution_mode\":\"sequential\",\"execution_mode_from\":\"session_config\","
+                          "\"execution_mode_option\":\"parallel\",\"inter_op_threads\":0,\"inter_op_threads_from\":"
+                          "\"session_config\",\"inter_op_threads_option\":2,\"threads\":2,\"threads_from\":"
+                          "\"session_config\",\"threads_option\":4}");
+    const char *pk[] = {"session.execution_mode", "session.inter_op_num_threads"}, *pv[] = {"ort_parallel", "3"};
+    oq_session_threads_ran(1, 0, 2, pk, pv, &t);
+    assert_true(t.parallel && t.inter == 3 && t.intra == 1);
+    oq_session_threads_ran(1, 0, 1, pk + 1, pv + 1, &t); /* stored, unread: sequential mode */
+    assert_true(!t.parallel && t.inter == 0);
+    assert_threads_record(&t, 0, "{\"threads\":1}");
+    json_t *cfg = json_pack("{s:s, s:s, s:s}", "session.intra_op_num_threads", "0", "session.log_id", "x",
+                            "session.execution_mode", "parallel");
+    oq_session_threads_as_run(2, 0, cfg, &t);
+    assert_true(t.intra == 0 && t.parallel && t.inter == 0 && t.intra_entry && t.mode_entry);
+    assert_int_equal(json_object_size(cfg), 1); /* the log id stays */
+    json_decref(cfg);
+}
+
 static void test_null_arguments(void **state)
 {
     (void)state;
@@ -217,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_neutral_keys_and_levels),
         cmocka_unit_test(test_unknown_key_on_newer_ort),
         cmocka_unit_test(test_as_run_for_timing),
+        cmocka_unit_test(test_threads_as_run),
         cmocka_unit_test(test_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

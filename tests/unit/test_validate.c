@@ -3035,10 +3035,11 @@ static void saved_outputs_naming(const char *saved, const char *lib, const char 
 }
 
 /* Saved outputs judged by a session apart from theirs only in entries that cannot change a
- * number (a log id, spinning) or in how the same graph optimization level is given (the option,
- * or a session.graph_optimization_level entry, which ORT takes over the option) are ORT compared
- * with itself, refused (each ran and PASSED with max|err| 0, no note); an entry that can change
- * a number (denormals as zero, another level, a thread count) is a comparison. */
+ * number (a log id, spinning) or in how the same graph optimization level or thread count is
+ * given (the option, or a session.graph_optimization_level or session.intra_op_num_threads
+ * entry, which ORT takes over the option) are ORT compared with itself, refused (each ran and
+ * PASSED with max|err| 0, no note); an entry that can change a number (denormals as zero,
+ * another level, another thread count or execution mode) is a comparison. */
 static void saved_by_this_session_spelt_otherwise(void **state)
 {
     (void)state;
@@ -3057,7 +3058,7 @@ static void saved_by_this_session_spelt_otherwise(void **state)
     static const struct {
         const char *saved, *key, *value;
         oq_graph_opt graph_opt;
-        int self;
+        int self, saved_threads, threads; /* --threads of the saving run and of this one */
     } cases[] = {
         {"{}", "session.log_id", "x", OQ_GRAPH_OPT_DEFAULT, 1},
         {"{}", "session.intra_op.allow_spinning", "1", OQ_GRAPH_OPT_DEFAULT, 1},
@@ -3071,17 +3072,24 @@ static void saved_by_this_session_spelt_otherwise(void **state)
         {"{}", "session.set_denormal_as_zero", "1", OQ_GRAPH_OPT_DEFAULT, 0},
         {"{}", "session.intra_op_num_threads", "1", OQ_GRAPH_OPT_DEFAULT, 0},
         {"{\"session.graph_optimization_level\": \"enable_basic\"}", NULL, NULL, OQ_GRAPH_OPT_DEFAULT, 0},
+        /* ORT ran 2 intra-op threads on both sides: the entry's over --threads 1, or --threads 2 */
+        {"{\"session.intra_op_num_threads\": \"2\"}", NULL, NULL, OQ_GRAPH_OPT_DEFAULT, 1, 1, 2},
+        {"{}", "session.intra_op_num_threads", "2", OQ_GRAPH_OPT_DEFAULT, 1, 2, 1},
+        {"{}", "session.intra_op_num_threads", "2", OQ_GRAPH_OPT_DEFAULT, 0, 1, 1},
+        {"{}", "session.execution_mode", "parallel", OQ_GRAPH_OPT_DEFAULT, 0, 1, 1},
+        {"{}", "session.execution_mode", "sequential", OQ_GRAPH_OPT_DEFAULT, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char session[256];
-        snprintf(session, sizeof session, "{\"threads\": 0, \"graph_opt\": 0, \"config\": %s, \"ep_options\": {}}",
-                 cases[i].saved);
+        snprintf(session, sizeof session, "{\"threads\": %d, \"graph_opt\": 0, \"config\": %s, \"ep_options\": {}}",
+                 cases[i].saved_threads, cases[i].saved);
         saved_outputs_with(saved, ort, model_sha, session);
         const char *key[] = {cases[i].key}, *value[] = {cases[i].value};
         o.n_session_configs = cases[i].key ? 1 : 0;
         o.session_config_keys = key;
         o.session_config_values = value;
         o.graph_opt = cases[i].graph_opt;
+        o.threads = cases[i].threads;
         oq_err err = OQ_ERR_INIT;
         oq_status st = oq_validate_saved_self(&o, ort, &err);
         if (cases[i].self && (st != OQ_ERR_INVALID_ARG || !strstr(err.msg, "and the same session options as ORT runs them")))
