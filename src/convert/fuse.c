@@ -181,13 +181,14 @@ static const char *attn_mask(cv_model *m, const fusion *fu, const char *q)
 }
 
 /* A mask with a bias in it is a float mask whatever its Where: ORT's CUDA flash kernel takes
- * no attn_mask, and nonpad_kv_seqlen (--mask-to-seqlen) cannot carry a bias. */
+ * no attn_mask, and nonpad_kv_seqlen cannot carry a bias. */
 static void float_mask_note(cv_ctx *c, const fusion *fu, const char *mask)
 {
     if (!oq_sdpa_mask_combined(&fu->m)) return;
     cv_step(c->r, "fuse", fu->softmax->name, "note", "attn_mask '%s' sums the chain's %s into one float mask: ORT's "
-            "CUDA flash attention takes no attn_mask and --mask-to-seqlen cannot carry a bias, so this Attention "
-            "is not flash-eligible (memory-efficient attention or MATH on CUDA)", mask, oq_sdpa_mask_text(&fu->m));
+            "CUDA flash attention takes no attn_mask and nonpad_kv_seqlen (OQ_CONVERT_MASK_TO_SEQLEN) cannot carry a "
+            "bias, so this Attention is not flash-eligible (memory-efficient attention or MATH on CUDA)", mask,
+            oq_sdpa_mask_text(&fu->m));
 }
 
 /* ORT 1.29-1.31 require attn_mask's query axis to be Q's length: say so when the fused
