@@ -195,8 +195,10 @@ static int parse(struct convert_args *a, int argc, char **argv)
                     "--opset still choose"),
         OQ_OPT_FLAG("fuse", &a->fuse,
                     "each decomposed softmax(scale*Q@K^T + mask)@V chain -> one Attention\n"
-                    "(chains that are not attention, e.g. a softmax over the query axis,\n"
-                    "are left alone; 'ortqual inspect' shows which chains qualify)"),
+                    "(a bias beside the mask, or two additive terms, summed into one float\n"
+                    "attn_mask: no flash form; chains that are not attention, e.g. a\n"
+                    "softmax over the query axis, are left alone; 'ortqual inspect' shows\n"
+                    "which chains qualify)"),
         OQ_OPT_LIST("freeze", "all|NAME[,NAME...]", &a->freeze,
                     "graph inputs that are weights (keep_initializers_as_inputs=True\n"
                     "exports each weight as an input whose initializer is its default)\n"

@@ -11,11 +11,6 @@ typedef struct fusion {
     const Onnx__NodeProto *softmax, *out_mm, *score_mm;
 } fusion;
 
-static const char *mask_name(oq_sdpa_mask k)
-{
-    return k == OQ_SDPA_MASK_ADD ? "additive mask" : k == OQ_SDPA_MASK_NONE ? "no mask" : "Where mask";
-}
-
 /* [B, L, H, D] -> [B, H, L, D] for the key of a Transpose[0,2,3,1] chain. */
 static const char *heads_first(cv_model *m, const char *x)
 {
@@ -97,11 +92,80 @@ static void refold(cv_model *m, const oq_sdpa_match *f, const char *o, const cha
     cv_attr_ints(m, n, "perm", 3, swap);
 }
 
-/* The attn_mask operand: true keeps a key (bool), or added to the scores (float). */
-static const char *attn_mask(cv_model *m, const oq_sdpa_match *f, const char *q)
+/* Declare `y` of type et with the shape ONNX broadcasting gives inputs in[0..n-1] (a dim
+ * neither 1 nor the others' left unknown); their ranks unknown: the type alone. */
+static void declare_broadcast(cv_model *m, const char *y, int32_t et, size_t n, const char *const *in)
+{
+    cv_dim out[OQ_SYM_MAX_RANK] = {{0, NULL}}, d[OQ_SYM_MAX_RANK];
+    int rank = 0;
+    for (size_t k = 0; k < n; k++) {
+        int r;
+        cv_type_of(m, in[k], &r, d);
+        if (r < 0 || r > OQ_SYM_MAX_RANK) {
+            cv_set_type(m, y, et, -1, NULL);
+            return;
+        }
+        for (int i = 0; i < r; i++) { /* right-aligned */
+            cv_dim *o = &out[OQ_SYM_MAX_RANK - 1 - i], x = d[r - 1 - i];
+            int one = x.value == 1 && !x.param, same = x.value == o->value && (!x.param) == (!o->param) &&
+                                                       (!x.param || !strcmp(x.param, o->param));
+            if (i >= rank || (o->value == 1 && !o->param)) *o = x;
+            else if (!one && !same) *o = (cv_dim){-1, NULL};
+        }
+        if (r > rank) rank = r;
+    }
+    cv_set_type(m, y, et, rank, out + OQ_SYM_MAX_RANK - rank);
+}
+
+static const char *emit_broadcast(cv_model *m, const char *op, size_t n, const char *const *in, const char *hint,
+                                  int32_t et)
+{
+    const char *y = cv_fresh(m, hint);
+    cv_node_add(m, op, hint, n, in, 1, &y);
+    declare_broadcast(m, y, et, n, in);
+    return y;
+}
+
+/* Several terms: their sum (innermost first, as the chain added them), under the chain's Where
+ * when it has one with its own fill: s + Where(c, a, fill) is Where(c, s + a, s + fill), and
+ * s + fill excludes the key as fill does. A float mask, whatever the Where's condition. */
+static const char *combined_mask(cv_model *m, const fusion *fu)
+{
+    const oq_sdpa_match *f = &fu->m;
+    int r;
+    cv_dim d[OQ_SYM_MAX_RANK];
+    int32_t et = cv_type_of(m, fu->score_mm->output[0], &r, d);
+    if (!et) et = cv_type_of(m, f->terms[0], &r, d);
+    const char *sum = f->terms[f->n_terms - 1];
+    for (int i = f->n_terms - 2; i >= 0; i--)
+        sum = emit_broadcast(m, "Add", 2, (const char *[]){sum, f->terms[i]}, "attn_bias_sum", et);
+    if (f->mask == OQ_SDPA_MASK_ADD) return sum;
+    int keep = f->mask == OQ_SDPA_MASK_KEEP;
+    return emit_broadcast(m, "Where", 3, (const char *[]){f->mask_value, keep ? sum : f->fill_value,
+                                                          keep ? f->fill_value : sum}, "attn_bias_masked", et);
+}
+
+/* A float mask in Q's type, which Attention wants (a Cast when it is another). */
+static const char *in_q_type(cv_model *m, const char *mask, const char *q)
 {
     cv_dim d[OQ_SYM_MAX_RANK];
     int r;
+    int32_t qt = cv_type_of(m, q, &r, d), mt = cv_type_of(m, mask, &r, d);
+    if (!qt || !mt || qt == mt) return mask;
+    const char *cast = cv_fresh(m, "attn_bias");
+    Onnx__NodeProto *n = cv_node_add(m, "Cast", "attn_bias_cast", 1, &mask, 1, &cast);
+    cv_attr_int(m, n, "to", qt);
+    cv_set_type(m, cast, qt, r, d);
+    return cast;
+}
+
+/* The attn_mask operand: true keeps a key (bool), or added to the scores (float). */
+static const char *attn_mask(cv_model *m, const fusion *fu, const char *q)
+{
+    const oq_sdpa_match *f = &fu->m;
+    cv_dim d[OQ_SYM_MAX_RANK];
+    int r;
+    if (oq_sdpa_mask_combined(f)) return in_q_type(m, combined_mask(m, fu), q);
     if (f->mask == OQ_SDPA_MASK_NONE) return "";
     if (f->mask == OQ_SDPA_MASK_KEEP) return f->mask_value;
     if (f->mask == OQ_SDPA_MASK_DROP) {
@@ -113,14 +177,18 @@ static const char *attn_mask(cv_model *m, const oq_sdpa_match *f, const char *q)
         cv_set_type(m, keep, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, r, d);
         return keep;
     }
-    /* additive: Attention wants it in Q's type */
-    int32_t qt = cv_type_of(m, q, &r, d), mt = cv_type_of(m, f->mask_value, &r, d);
-    if (!qt || !mt || qt == mt) return f->mask_value;
-    const char *cast = cv_fresh(m, "attn_bias");
-    Onnx__NodeProto *n = cv_node_add(m, "Cast", "attn_bias_cast", 1, &f->mask_value, 1, &cast);
-    cv_attr_int(m, n, "to", qt);
-    cv_set_type(m, cast, qt, r, d);
-    return cast;
+    return in_q_type(m, f->mask_value, q); /* additive */
+}
+
+/* A mask with a bias in it is a float mask whatever its Where: ORT's CUDA flash kernel takes
+ * no attn_mask, and nonpad_kv_seqlen cannot carry a bias. */
+static void float_mask_note(cv_ctx *c, const fusion *fu, const char *mask)
+{
+    if (!oq_sdpa_mask_combined(&fu->m)) return;
+    cv_step(c->r, "fuse", fu->softmax->name, "note", "attn_mask '%s' sums the chain's %s into one float mask: ORT's "
+            "CUDA flash attention takes no attn_mask and nonpad_kv_seqlen (OQ_CONVERT_MASK_TO_SEQLEN) cannot carry a "
+            "bias, so this Attention is not flash-eligible (memory-efficient attention or MATH on CUDA)", mask,
+            oq_sdpa_mask_text(&fu->m));
 }
 
 /* ORT 1.29-1.31 require attn_mask's query axis to be Q's length: say so when the fused
@@ -143,7 +211,7 @@ static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
     int fold = f->kform == OQ_SDPA_KT_FOLD;
     const char *q = fold ? batch_first(m, f->q) : f->q, *v = fold ? batch_first(m, f->v) : f->v;
     const char *k = f->kform == OQ_SDPA_KT_HEADS ? heads_first(m, f->k) : fold ? batch_first(m, f->k) : f->k;
-    const char *mask = attn_mask(m, f, q);
+    const char *mask = attn_mask(m, fu, q);
     if (fold) mask = unfold_mask(m, f, mask);
     const char *in[4] = {q, k, v, mask};
     int r;
@@ -165,8 +233,9 @@ static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
     }
     c->r->fused++;
     broadcast_note(c, m, a, mask);
+    float_mask_note(c, fu, mask);
     cv_step(c->r, "fuse", fu->softmax->name, "fused", "Attention '%s': scale %.6g, %s%s%s%s%s; %s",
-            a ? a->name : "?", f->scale, mask_name(f->mask), *mask ? " '" : "", mask, *mask ? "'" : "",
+            a ? a->name : "?", f->scale, oq_sdpa_mask_text(f), *mask ? " '" : "", mask, *mask ? "'" : "",
             f->guard ? ", IsNaN guard dropped (Attention gives fully masked rows zeros)" : "", f->chain);
 }
 

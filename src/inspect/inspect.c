@@ -323,9 +323,7 @@ static char *decomposed_detail(ctx *c, const oq_sdpa_match *m)
     switch (m->verdict) {
     case OQ_SDPA_FUSABLE:
         return dupf(c, "%s; fusable: scale %.6g, %s%s%s", m->chain, m->scale,
-                    m->mask == OQ_SDPA_MASK_NONE  ? "no mask"
-                    : m->mask == OQ_SDPA_MASK_ADD ? "additive mask"
-                                                  : "Where mask",
+                    oq_sdpa_mask_text(m),
                     m->guard ? ", IsNaN guard" : "", m->kform == OQ_SDPA_KT_RESHAPE ? ", K^T by reshapes" : "");
     case OQ_SDPA_NOT_ATTENTION:
         return dupf(c, "%s; not attention: %s", m->chain, m->why);

@@ -6,7 +6,7 @@
  *     MatMul through Mul/Div/Add/Sub/Where/Cast only, and its output reaches a
  *     second MatMul, as that MatMul's first input, through Cast/Where/Mul only;
  *  2. the function: it is attention exactly when
- *       softmax(scale * Q K^T  [+ additive mask | masked by Where])  @ V
+ *       softmax(scale * Q K^T  [+ additive terms] [masked by one Where])  @ V
  *     over the key axis, with Q, K, V of rank 4 ([B, H, L, D]), every scale a
  *     constant scalar, K^T a transpose of K's last two axes (a Transpose with
  *     perm [0,1,3,2]; a Transpose [0,2,3,1] of the [B, L, H, D] projection; or
@@ -50,6 +50,9 @@ typedef enum oq_sdpa_mask {
     OQ_SDPA_MASK_DROP  /* Where(mask_value, fill, scores): true removes it (masked_fill) */
 } oq_sdpa_mask;
 
+/* Additive terms on the scores a fused mask sums (a bias, a mask, ...). */
+#define OQ_SDPA_TERMS_MAX 4
+
 typedef struct oq_sdpa_match {
     oq_sdpa_verdict verdict;
     char why[256];         /* NOT_ATTENTION / UNSUPPORTED: the reason */
@@ -62,6 +65,11 @@ typedef struct oq_sdpa_match {
     oq_sdpa_mask mask;
     const char *mask_value;
     double fill;           /* the Where's fill value */
+    const char *fill_value; /* ... and the tensor that holds it (a combined mask reuses it) */
+    /* every additive term on the scores, outermost first: one (mask ADD: mask_value) or more
+     * (summed into attn_mask), beside a Where mask or alone */
+    const char *terms[OQ_SDPA_TERMS_MAX];
+    int n_terms;
     int guard;             /* the IsNaN guard is present */
     const char *default_input; /* UNSUPPORTED for a graph input with a default it would fix: its name */
     int64_t fold_heads;    /* KT_FOLD: H (and fold_dim D) of Q, K and V; -1: they fold different ones */
@@ -72,6 +80,12 @@ typedef struct oq_sdpa_match {
  * stage 1 fails (not an attention-shaped chain: *m untouched but for zeroing),
  * else 1 with m->verdict set. `sc` evaluates the shape computations. */
 int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_sdpa_match *m);
+
+/* What the match's mask is, in words ("additive mask", "Where mask and 1 additive term", ...). */
+const char *oq_sdpa_mask_text(const oq_sdpa_match *m);
+
+/* More than one term (Where or additive): attn_mask combines them, a float mask. */
+int oq_sdpa_mask_combined(const oq_sdpa_match *m);
 
 /* The fill value a Where mask must have to exclude a key: -inf, or a finite
  * value at most this (exp underflows to exactly 0 in float16/32 for scores far

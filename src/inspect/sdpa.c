@@ -259,7 +259,7 @@ static const char *shape_text(const Onnx__TensorProto *t, char *buf, size_t cap)
  * the node, so the reader learns what to change, not only where. */
 static int refuse_score_op(const oq_gview *v, oq_sdpa_match *m, const Onnx__NodeProto *p, int path)
 {
-    int mul = oq_node_is(p, "Mul"), div = oq_node_is(p, "Div"), add = oq_node_is(p, "Add");
+    int mul = oq_node_is(p, "Mul"), div = oq_node_is(p, "Div");
     const char *other = p->n_input == 2 ? p->input[1 - path] : NULL;
     const Onnx__TensorProto *t = other && (mul || div) ? oq_gview_const_proto(v, other) : NULL;
     char dims[96];
@@ -267,18 +267,90 @@ static int refuse_score_op(const oq_gview *v, oq_sdpa_match *m, const Onnx__Node
         return refuse(m, OQ_SDPA_UNSUPPORTED, "a score scale that is not a scalar: %s '%s' by '%s' of shape %s "
                       "(Attention's scale is one number)", op_name(p), node_name(p), other,
                       shape_text(t, dims, sizeof dims));
-    if ((add || oq_node_is(p, "Where")) && m->mask != OQ_SDPA_MASK_NONE)
-        return refuse(m, OQ_SDPA_UNSUPPORTED, "at most one mask is fused: %s '%s' %s the scores before the mask "
-                      "'%s' (a bias and a mask, or two masks)", op_name(p), node_name(p),
-                      add ? "adds to" : "masks", m->mask_value);
     return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the score product and the softmax: only positive "
-                  "constant scalar scales and one mask (Add or Where) are fused there", op_name(p), node_name(p));
+                  "constant scalar scales, additive terms (Add) and one Where mask are fused there", op_name(p),
+                  node_name(p));
 }
 
-/* From the Softmax input back to the score MatMul: scales and the mask. */
-static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
+/* A shape as "[1, 3, s, s]" into buf. */
+static const char *sym_text(oq_symctx *sc, const oq_symdim *d, int r, char *buf, size_t cap)
+{
+    size_t w = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < r && w < cap; i++) {
+        char one[64];
+        w += (size_t)snprintf(buf + w, cap - w, "%s%s", i ? ", " : "", oq_symdim_str(sc, d[i], one, sizeof one));
+    }
+    if (w < cap) snprintf(buf + w, cap - w, "]");
+    return buf;
+}
+
+/* The dim's size when it is a constant, else -1. */
+static int64_t const_dim(oq_symdim d)
+{
+    return oq_symdim_known(d) && d.n == 0 ? d.coef : -1;
+}
+
+/* A mask operand must broadcast to the scores (Attention's attn_mask to [B, H, Lq, Lk]): one that
+ * widens them (a bias of 3 heads on scores of 1) would change the product's shape. Refused only
+ * where the shapes prove it; an unknown dim is left to the check, which runs both models. */
+static int broadcasts_to_scores(oq_symctx *sc, oq_sdpa_match *m, const Onnx__NodeProto *p, const char *x,
+                                const char *scores)
+{
+    oq_symdim d[OQ_SYM_MAX_RANK], s[OQ_SYM_MAX_RANK];
+    int r = oq_sym_shape(sc, x, d, OQ_SYM_MAX_RANK), rs = oq_sym_shape(sc, scores, s, OQ_SYM_MAX_RANK);
+    if (r < 0 || rs < 0) return 0;
+    int bad = r > rs;
+    for (int i = 0; !bad && i < r; i++) {
+        oq_symdim a = d[r - 1 - i], b = s[rs - 1 - i];
+        int64_t ca = const_dim(a), cb = const_dim(b);
+        bad = ca > 1 && cb >= 0 && ca != cb;
+    }
+    if (!bad) return 0;
+    char dt[160], st[160];
+    return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' applies '%s' of shape %s to scores of shape %s: it does not "
+                  "broadcast to the scores, as Attention's attn_mask must ([B, H, Lq, Lk])", op_name(p), node_name(p),
+                  x, sym_text(sc, d, r, dt, sizeof dt), sym_text(sc, s, rs, st, sizeof st));
+}
+
+/* One more mask term at node p: an additive one (Add) or the Where. A factor met since the last
+ * term would scale that term too (`(s + a) * c + b`), which `scale` cannot say. */
+static int add_term(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const Onnx__NodeProto *p, int path,
+                    const Onnx__NodeProto *scaled)
+{
+    const char *other = oq_node_is(p, "Add") ? p->input[1 - path] : p->input[0];
+    int where = m->mask == OQ_SDPA_MASK_KEEP || m->mask == OQ_SDPA_MASK_DROP;
+    if (scaled && (m->n_terms || where))
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' scales the scores between two mask terms ('%s' and '%s'): "
+                      "the outer term would not be scaled, the inner one would", op_name(scaled), node_name(scaled),
+                      where ? m->mask_value : m->terms[m->n_terms - 1], other);
+    if (broadcasts_to_scores(sc, m, p, other, oq_gview_graph(v)->node[m->score_mm]->output[0])) return 1;
+    if (oq_node_is(p, "Add")) {
+        if (m->n_terms == OQ_SDPA_TERMS_MAX)
+            return refuse(m, OQ_SDPA_UNSUPPORTED, "more than %d additive terms on the scores", OQ_SDPA_TERMS_MAX);
+        m->terms[m->n_terms++] = other;
+        if (m->mask == OQ_SDPA_MASK_NONE) {
+            m->mask = OQ_SDPA_MASK_ADD;
+            m->mask_value = other;
+        }
+        return 0;
+    }
+    if (where)
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "at most one Where mask is fused: Where '%s' masks the scores before "
+                      "the mask '%s' (two Where masks: not done)", node_name(p), m->mask_value);
+    const char *fill = p->input[path == 1 ? 2 : 1];
+    m->mask = path == 1 ? OQ_SDPA_MASK_KEEP : OQ_SDPA_MASK_DROP;
+    m->mask_value = other;
+    m->fill_value = fill;
+    if (!oq_gview_const_scalar(v, fill, &m->fill))
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
+    return 0;
+}
+
+/* From the Softmax input back to the score MatMul: scales, the additive terms and the Where mask. */
+static int score_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const char *value)
 {
     double after_mask = 1.0; /* factors applied after the mask (met first, walking back) */
+    const Onnx__NodeProto *scaled = NULL; /* a factor met since the last term */
     for (int depth = 0; depth < 8; depth++) {
         size_t pi;
         const Onnx__NodeProto *p = oq_gview_producer(v, value, &pi);
@@ -303,14 +375,11 @@ static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
             double f = oq_node_is(p, "Mul") ? c : 1.0 / c;
             if (m->mask == OQ_SDPA_MASK_NONE) after_mask *= f;
             else m->scale *= f;
-        } else if (oq_node_is(p, "Add") && p->n_input == 2 && m->mask == OQ_SDPA_MASK_NONE) {
-            m->mask = OQ_SDPA_MASK_ADD;
-            m->mask_value = p->input[1 - path];
-        } else if (oq_node_is(p, "Where") && p->n_input == 3 && path > 0 && m->mask == OQ_SDPA_MASK_NONE) {
-            m->mask = path == 1 ? OQ_SDPA_MASK_KEEP : OQ_SDPA_MASK_DROP;
-            m->mask_value = p->input[0];
-            if (!oq_gview_const_scalar(v, p->input[path == 1 ? 2 : 1], &m->fill))
-                return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
+            if (m->mask != OQ_SDPA_MASK_NONE) scaled = p;
+        } else if ((oq_node_is(p, "Add") && p->n_input == 2) ||
+                   (oq_node_is(p, "Where") && p->n_input == 3 && path > 0)) {
+            if (add_term(v, sc, m, p, path, scaled)) return 1;
+            scaled = NULL;
         } else {
             return refuse_score_op(v, m, p, path);
         }
@@ -320,7 +389,7 @@ static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
     if (m->mask == OQ_SDPA_MASK_NONE) {
         m->scale *= after_mask;
     } else if (after_mask != 1.0) {
-        if (m->mask == OQ_SDPA_MASK_ADD)
+        if (m->n_terms)
             return refuse(m, OQ_SDPA_UNSUPPORTED, "the scores are scaled after the additive mask is added");
         m->scale *= after_mask; /* Where masks: the fill scales along, checked below */
         m->fill *= after_mask;
@@ -328,6 +397,22 @@ static int score_side(const oq_gview *v, oq_sdpa_match *m, const char *value)
     if ((m->mask == OQ_SDPA_MASK_KEEP || m->mask == OQ_SDPA_MASK_DROP) && !(m->fill <= OQ_SDPA_FILL_MAX))
         return refuse(m, OQ_SDPA_UNSUPPORTED, "masked scores are filled with %g, which does not exclude a key", m->fill);
     return 0;
+}
+
+int oq_sdpa_mask_combined(const oq_sdpa_match *m)
+{
+    return m->n_terms > 1 || (m->n_terms && m->mask != OQ_SDPA_MASK_ADD);
+}
+
+const char *oq_sdpa_mask_text(const oq_sdpa_match *m)
+{
+    static const char *const where_and[] = {"Where mask", "Where mask and 1 additive term",
+                                            "Where mask and 2 additive terms", "Where mask and 3 additive terms",
+                                            "Where mask and 4 additive terms"};
+    static const char *const adds[] = {"no mask", "additive mask", "additive mask of 2 terms",
+                                       "additive mask of 3 terms", "additive mask of 4 terms"};
+    int n = m->n_terms < 0 ? 0 : m->n_terms > OQ_SDPA_TERMS_MAX ? OQ_SDPA_TERMS_MAX : m->n_terms;
+    return m->mask == OQ_SDPA_MASK_KEEP || m->mask == OQ_SDPA_MASK_DROP ? where_and[n] : adds[n];
 }
 
 /* Between the softmax and the value product: nothing, or the IsNaN guard. */
@@ -399,7 +484,7 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     if (rank != 4 && rank != 3)
         return refuse(m, OQ_SDPA_UNSUPPORTED, "rank-%d scores%s; only [B, H, Lq, Lk] is rewritten", rank,
                       rank == 5 ? " (grouped-query heads)" : "");
-    if (score_side(v, m, s->input[0])) return 1;
+    if (score_side(v, sc, m, s->input[0])) return 1;
     if (rank == 3) return fold_end(v, sc, m, s, mm, out);
     const char *q = mm->input[0];
     if (!unscale(v, &q, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a query scale that is not a positive constant");

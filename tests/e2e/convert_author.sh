@@ -49,9 +49,44 @@ expect 0 "contrib +note +MultiHeadAttention_y: com.microsoft MultiHeadAttention 
 # the softmax")
 expect 0 "not fusable: a score scale that is not a scalar: Mul 'Mul_ss' by 'c' of shape \[1, 2, 1, 1\]" \
     $Q inspect perhead.onnx
-expect 0 "not fusable: at most one mask is fused: Add 'Add_sb' adds to the scores before the mask 'm'" \
-    $Q inspect two_adds.onnx
+# a bias widening the scores (2 events of bias on scores of 1): no attn_mask does that (convert
+# infers the scores' shape first; inspect judges the declared shapes only)
+expect 1 "^ortqual convert: widen\.onnx: 1 requested rewrite was refused \(see the plan\); nothing written$" \
+    $Q convert widen.onnx -o wide.onnx --fuse
+[ ! -e wide.onnx ] && ok "widen: nothing written" || bad "widen: wide.onnx written"
+expect 1 "fuse +refused +Softmax_p: Add 'Add_sb' applies 'bias2' of shape \[2, 2, 4, 4\] to scores of shape \[1, 2, 4, 4\]: it does not broadcast" \
+    $Q convert widen.onnx --plan --fuse
 expect 1 "fuse +refused +Softmax_p: a score scale that is not a scalar" $Q convert perhead.onnx --plan --fuse
+
+# two additive terms, a bias and key padding (either order): one Attention whose attn_mask sums
+# them (they were refused: "at most one mask is fused"); convert's check runs the chain and the
+# Attention on ORT over generated batches (event 1 padded), and over a batch given, padded, under
+# ten times fp32's tolerance; --flash says the float mask keeps it from flash
+expect 0 "fusable: scale 0\.3, additive mask of 2 terms" $Q inspect two_adds.onnx
+expect 0 "fusable: scale 0\.3, Where mask and 1 additive term" $Q inspect bias_pad.onnx
+for m in two_adds bias_pad pad_bias; do
+    expect 0 "fuse +fused +Softmax_p: Attention 'attention': scale 0\.3, .* 'attn_bias_(sum|masked)'" \
+        $Q convert $m.onnx -o ${m}_23.onnx --fuse
+    expect 0 "batch 1 vs reference +y: PASS" $Q convert $m.onnx -o ${m}_23.onnx --fuse --force
+done
+$Q inspect --json bias_pad_23.onnx | $PY -c '
+import json, sys
+m = json.load(sys.stdin); ops = {o["op_type"] for o in m["operators"]}
+assert "Attention" in ops and "Softmax" not in ops and "Where" in ops, ops' &&
+    ok "bias_pad: one Attention, its mask a Where of the bias" || bad "bias_pad's output"
+$PY - <<'PYEOF' || fail "batches"
+import numpy as np
+rng = np.random.default_rng(1)
+q, k, v = (rng.standard_normal((2, 2, 4, 8)).astype(np.float32) for _ in range(3))
+np.savez("bp_in.npz", q=q, k=k, v=v, mask=np.array([[1, 1, 1, 1], [1, 1, 0, 0]], bool))
+PYEOF
+expect 0 "batch 0 vs reference +y: PASS" $Q convert bias_pad.onnx -o bp_checked.onnx --fuse --inputs bp_in.npz \
+    --tolerance rtol=1e-5,atol=1e-6
+expect 1 "fuse +note +Softmax_p: attn_mask 'attn_bias_masked' sums the chain's Where mask and 1 additive term into one float mask: ORT's CUDA flash attention takes no attn_mask" \
+    $Q convert bias_pad.onnx --plan --flash
+
+expect 0 "not fusable: Mul 'Mul_sc' scales the scores between two mask terms \('m' and 'bias'\)" \
+    $Q inspect scaled_between.onnx
 
 # the softmax output is also a graph output: fused, and the plan says the chain stays beside it
 expect 0 "fuse +note +Softmax_p: the chain is kept beside the Attention node: 'p' is also a graph output, so the Softmax 'Softmax_p' stays" \

@@ -421,8 +421,29 @@ static void test_holes_refused(void **state)
     free_batches(&b);
 }
 
-/* How the tiny model's mask is made from mask [B, L]. */
-enum { KEY_PADDING, INVERTED, QUERY_PADDING, QUERY_AND_KEY };
+/* How the tiny model's mask is made from mask [B, L]; the last four add a bias (an input
+ * [1, 1, L, L], or a constant over 3 heads that widens the one head's scores). */
+enum { KEY_PADDING, INVERTED, QUERY_PADDING, QUERY_AND_KEY, BIAS_THEN_MASK, MASK_THEN_BIAS, TWO_TERMS, WIDE_BIAS };
+
+/* The scores with the form's bias, key padding and their order. */
+static const char *tiny_masked(oq_graph *g, int form, const char *s, const char *cond, const char *keys)
+{
+    const char *bias = "bias";
+    if (form == WIDE_BIAS) {
+        oq_tensor *t;
+        assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_FLOAT32, 4, (const int64_t[]){1, 3, 1, 1}, "wide", NULL), OQ_OK);
+        bias = oq_graph_add_initializer(g, t, "wide");
+        oq_tensor_free(t);
+    }
+    if (form >= BIAS_THEN_MASK && form != MASK_THEN_BIAS)
+        s = oq_graph_op(g, "Add", 2, (const char *[]){s, bias}, 0, NULL);
+    if (form == TWO_TERMS) /* the additive key padding of Hugging Face's (1 - mask) * -1e9 */
+        return oq_graph_op(g, "Add", 2, (const char *[]){s, oq_graph_op(g, "Where", 3, (const char *[]){
+            keys, oq_graph_const_f32(g, "zero", 0), oq_graph_const_f32(g, "neg", -1e9f)}, 0, NULL)}, 0, NULL);
+    if (form == WIDE_BIAS) return s;
+    s = oq_graph_op(g, "Where", 3, (const char *[]){cond, oq_graph_const_f32(g, "neg", -1e9f), s}, 0, NULL);
+    return form == MASK_THEN_BIAS ? oq_graph_op(g, "Add", 2, (const char *[]){s, bias}, 0, NULL) : s;
+}
 
 /* x [B, L, 4], mask [B, L]: one-head attention whose mask is `Where(cond, -1e9, scores)`. */
 static void write_tiny(const char *path, int form)
@@ -433,6 +454,8 @@ static void write_tiny(const char *path, int form)
     oq_dim dx[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq"), OQ_DIM(4)}, dm[] = {OQ_DIM_SYM("batch"), OQ_DIM_SYM("seq")};
     oq_graph_add_input(g, "x", OQ_DTYPE_FLOAT32, 3, dx);
     oq_graph_add_input(g, "mask", OQ_DTYPE_BOOL, 2, dm);
+    oq_dim db[] = {OQ_DIM(1), OQ_DIM(1), OQ_DIM_SYM("seq"), OQ_DIM_SYM("seq")};
+    if (form >= BIAS_THEN_MASK && form != WIDE_BIAS) oq_graph_add_input(g, "bias", OQ_DTYPE_FLOAT32, 4, db);
     static const int64_t s4[] = {0, 0, 1, 4}, s3[] = {0, 0, 4}, p0213[] = {0, 2, 1, 3}, p0132[] = {0, 1, 3, 2},
                          ax12[] = {1, 2};
     oq_attr t1[] = {OQ_ATTR_IS("perm", 4, p0213)}, t2[] = {OQ_ATTR_IS("perm", 4, p0132)}, sm[] = {OQ_ATTR_I("axis", -1)};
@@ -447,7 +470,7 @@ static void write_tiny(const char *path, int form)
                        : form == QUERY_AND_KEY ? oq_graph_op(g, "And", 2, (const char *[]){queries, keys}, 0, NULL)
                                                : keys;
     const char *cond = form == INVERTED ? keep : oq_graph_op(g, "Not", 1, &keep, 0, NULL);
-    s = oq_graph_op(g, "Where", 3, (const char *[]){cond, oq_graph_const_f32(g, "neg", -1e9f), s}, 0, NULL);
+    s = tiny_masked(g, form, s, cond, keys);
     const char *y = oq_graph_op(g, "MatMul", 2, (const char *[]){oq_graph_op(g, "Softmax", 1, &s, 1, sm), q}, 0, NULL);
     y = oq_graph_op(g, "Reshape", 2, (const char *[]){oq_graph_op(g, "Transpose", 1, &y, 1, t1), oq_graph_const_i64(g, "s", 3, s3)}, 0, NULL);
     oq_graph_add_output(g, y, "y", OQ_DTYPE_FLOAT32, 3, dx);
@@ -511,6 +534,84 @@ static void test_inverted_mask_refused(void **state)
     assert_int_equal(oq_convert_plan(in, &o, &r, &err), OQ_OK);
     assert_int_equal(r->refused, 1);
     assert_int_equal(r->fused, 1);
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
+/* A bias (T5's relative bias, ALiBi) and key padding on the scores, in either order, and a bias
+ * beside an additive padding mask: one Attention whose attn_mask combines them (Where(m, bias,
+ * fill) or bias + mask), which the check on ORT proves against the chain; float16 attention casts
+ * it as an additive mask; --flash says it is no flash form. Each was refused ("at most one mask"). */
+static void test_fuse_bias_and_mask(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/bias.onnx", dir);
+    snprintf(out, sizeof out, "%s/fused.onnx", dir);
+    static const struct {
+        int form;
+        oq_dtype dtype;
+        const char *mask;
+    } cases[] = {{BIAS_THEN_MASK, OQ_DTYPE_UNDEFINED, "Where mask and 1 additive term 'attn_bias_masked'"},
+                 {MASK_THEN_BIAS, OQ_DTYPE_UNDEFINED, "Where mask and 1 additive term 'attn_bias_masked'"},
+                 {TWO_TERMS, OQ_DTYPE_UNDEFINED, "additive mask of 2 terms 'attn_bias_sum'"},
+                 {BIAS_THEN_MASK, OQ_DTYPE_FLOAT16, "Where mask and 1 additive term 'attn_bias_masked'"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_tiny(in, cases[i].form);
+        oq_convert_opts o;
+        oq_convert_opts_default(&o);
+        o.passes = OQ_CONVERT_FUSE;
+        o.attention_dtype = cases[i].dtype;
+        o.runtime = rt;
+        oq_convert_report *r;
+        oq_err err = {0};
+        if (oq_convert_file(in, out, 1, &o, &r, &err)) fail_msg("case %zu: %s", i, err.msg);
+        assert_int_equal(r->fused, 1);
+        assert_true(r->generated_inputs && r->passed);
+        const oq_convert_step *s = find_step(r, "fuse", "fused");
+        if (!strstr(s->detail, cases[i].mask)) fail_msg("case %zu: %s", i, s->detail);
+        assert_non_null(strstr(find_step(r, "fuse", "note")->detail, "is not flash-eligible"));
+        if (cases[i].dtype)
+            assert_non_null(strstr(find_step(r, "attention-dtype", "rewritten")->detail, "the additive mask cast"));
+        oq_model_info *mi;
+        assert_int_equal(oq_model_inspect_file(out, &mi, NULL), OQ_OK);
+        assert_int_equal(op_count(mi, "Attention"), 1);
+        assert_int_equal(op_count(mi, "Softmax"), 0);
+        oq_model_info_free(mi);
+        oq_convert_report_free(r);
+    }
+    /* --flash: the float mask stays, the plan says why */
+    oq_convert_opts o = fast_opts(NULL);
+    oq_convert_report *r;
+    oq_err err = {0};
+    assert_int_equal(oq_convert_plan(in, &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    assert_non_null(strstr(find_step(r, "fuse", "note")->detail, "ORT's CUDA flash attention takes no attn_mask"));
+    assert_non_null(find_step(r, "mask-to-seqlen", "refused"));
+    oq_convert_report_free(r);
+    remove_dir(dir);
+}
+
+/* A term that widens the scores (3 heads of bias on 1 head of scores) is no attn_mask:
+ * refused, naming both shapes. */
+static void test_fuse_wide_bias_refused(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("convert");
+    char in[512];
+    snprintf(in, sizeof in, "%s/wide.onnx", dir);
+    write_tiny(in, WIDE_BIAS);
+    oq_convert_opts o;
+    oq_convert_opts_default(&o);
+    o.passes = OQ_CONVERT_FUSE;
+    oq_convert_report *r;
+    oq_err err = {0};
+    assert_int_equal(oq_convert_plan(in, &o, &r, &err), OQ_ERR_UNSUPPORTED);
+    const oq_convert_step *s = find_step(r, "fuse", "refused");
+    assert_non_null(s);
+    if (!strstr(s->detail, "applies 'wide' of shape [1, 3, 1, 1] to scores of shape [batch, 1, seq, seq]: it does "
+                "not broadcast to the scores"))
+        fail_msg("%s", s->detail);
     oq_convert_report_free(r);
     remove_dir(dir);
 }
@@ -1397,6 +1498,8 @@ int main(void)
         cmocka_unit_test(test_holes_refused),
         cmocka_unit_test(test_tiny_without_value_info),
         cmocka_unit_test(test_inverted_mask_refused),
+        cmocka_unit_test(test_fuse_bias_and_mask),
+        cmocka_unit_test(test_fuse_wide_bias_refused),
         cmocka_unit_test(test_pad_mask_to_seqlen),
         cmocka_unit_test(test_opset_changed_operator),
         cmocka_unit_test(test_hostile_models),

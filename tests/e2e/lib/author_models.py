@@ -11,16 +11,16 @@ import numpy as np
 from pbwire import enc, ld
 
 B, H, L, D = 1, 2, 4, 8
-F32, BOOL = 1, 9
+F32, I64, BOOL = 1, 7, 9
 
 
 def vi(f, v):
     return enc(f << 3) + enc(v & ((1 << 64) - 1))
 
 
-def tensor(name, arr):
-    arr = np.asarray(arr, np.float32)
-    return b"".join(vi(1, d) for d in arr.shape) + vi(2, F32) + ld(8, name.encode()) + ld(9, arr.tobytes())
+def tensor(name, arr, et=F32):
+    arr = np.asarray(arr, np.int64 if et == I64 else np.float32)
+    return b"".join(vi(1, d) for d in arr.shape) + vi(2, et) + ld(8, name.encode()) + ld(9, arr.tobytes())
 
 
 def attr(name, v):
@@ -81,11 +81,30 @@ save("op11_axis2", graph(chain(softmax_axis=2), QKV, [Y], [C]), opset=11)
 save("op11_cls", graph([node("Softmax", ["x"], ["y"])], [valinfo("x", [2, 3])], [valinfo("y", [2, 3])]), opset=11)
 save("op11_flat", graph([node("Softmax", ["x"], ["y"], axis=1)], [valinfo("x", [2, 3, 4])],
                         [valinfo("y", [2, 3, 4])]), opset=11)
-# a per-head scale [1, H, 1, 1]; a bias and a mask both added
+# a per-head scale [1, H, 1, 1]; a bias and a mask both added (fused: attn_mask = bias + m)
 save("perhead", graph(chain(), QKV, [Y], [tensor("c", np.array([0.5, 0.125]).reshape(1, H, 1, 1))]))
 bias = np.random.default_rng(0).standard_normal((1, H, L, L))
 save("two_adds", graph(chain(between=[("Add", "bias", "sb"), ("Add", "m", "sm")]), QKV + [valinfo("m", [B, 1, 1, L])],
                        [Y], [C, tensor("bias", bias)]))
+# a factor between the two terms scales the inner one only: refused
+save("scaled_between", graph(chain(between=[("Add", "bias", "sb"), ("Mul", "c", "sc"), ("Add", "m", "sm")]),
+                             QKV + [valinfo("m", [B, 1, 1, L])], [Y], [C, tensor("bias", bias)]))
+# a position bias (T5/ALiBi) and key padding: Where(mask[:, None, None, :], s + bias, -inf), and
+# masked_fill's order, (Where(not mask, finfo.min, s)) + bias; fused to attn_mask = Where(m, bias, fill).
+# Two events, so that convert's generated masks pad one (lengths 4 and 2) and its check sees the
+# keys dropped. A bias over 2 batches on scores of 1 widens them: no attn_mask of Attention does that.
+QKV2, Y2, PAD = [valinfo(n, [2, H, L, D]) for n in "qkv"], valinfo("y", [2, H, L, D]), [valinfo("mask", [2, L], BOOL)]
+KEYS = [node("Unsqueeze", ["mask", "ax12"], ["keys"])]
+AX12, NEG, MIN = tensor("ax12", [1, 2], I64), tensor("neg", np.array(-np.inf)), tensor("fmin", np.array(-3.4028235e38))
+save("bias_pad", graph(KEYS + chain(between=[("Add", "bias", "sb")])[:-2] +
+                       [node("Where", ["keys", "sb", "neg"], ["sw"]), node("Softmax", ["sw"], ["p"], axis=-1),
+                        node("MatMul", ["p", "v"], ["y"])], QKV2 + PAD, [Y2], [C, tensor("bias", bias), AX12, NEG]))
+save("pad_bias", graph(KEYS + [node("Not", ["keys"], ["drop"])] + chain(between=[("Add", "bias", "sb")])[:3] +
+                       [node("Where", ["drop", "fmin", "ss"], ["sw"]), node("Add", ["sw", "bias"], ["sb"]),
+                        node("Softmax", ["sb"], ["p"], axis=-1), node("MatMul", ["p", "v"], ["y"])],
+                       QKV2 + PAD, [Y2], [C, tensor("bias", bias), AX12, MIN]))
+save("widen", graph(chain(between=[("Add", "bias2", "sb")]), QKV, [Y],
+                    [C, tensor("bias2", np.concatenate([bias, bias]).reshape(2, H, L, L))]))
 # need_weights: the softmax output is also a graph output
 save("probs_out", graph(chain(), QKV, [Y, valinfo("p", [B, H, L, L])], [C]))
 # ONNX Runtime's contrib MultiHeadAttention, 3-D
