@@ -47,6 +47,11 @@ def cls_nodes(out):
             node("Reshape", "rs", ["z0", "shp"], out)]
 
 
+def softmax(s):
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return p / p.sum(-1, keepdims=True)
+
+
 def main(d):
     rng = np.random.default_rng(0)
     W = rng.standard_normal((F, C * L)).astype(np.float32)
@@ -70,10 +75,7 @@ def main(d):
     m = np.zeros((B, L), np.int64)
     for b, n in enumerate(LENS):
         m[b, :n] = 1
-    s = x @ x.transpose(0, 2, 1) + ((1 - m) * -1e9)[:, None, :]
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    y = (p @ x).astype(np.float32)
+    y = (softmax(x @ x.transpose(0, 2, 1) + ((1 - m) * -1e9)[:, None, :]) @ x).astype(np.float32)
     cls = (x.mean(1) @ W).reshape(B, C, L).astype(np.float32)
     bad = cls.copy()
     for b, n in enumerate(LENS):
@@ -89,10 +91,8 @@ def main(d):
     save(os.path.join(d, "causal_static.onnx"), causal, [vi("x", [B, L, F]), vi("causal_mask", [L, L], 9)],
          [vi("y", [B, L, F])], [init("ninf", np.array(-np.inf, np.float32))])
     cm = np.tril(np.ones((L, L), bool))
-    s = np.where(cm, x @ x.transpose(0, 2, 1), -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    np.savez(os.path.join(d, "cs_io.npz"), x=x, causal_mask=cm, y=(p @ x).astype(np.float32))
+    y = (softmax(np.where(cm, x @ x.transpose(0, 2, 1), -np.inf)) @ x).astype(np.float32)
+    np.savez(os.path.join(d, "cs_io.npz"), x=x, causal_mask=cm, y=y)
 
 
 if __name__ == "__main__":
