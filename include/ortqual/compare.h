@@ -177,10 +177,10 @@ typedef struct oq_compare_opts {
  * replay and convert, OUTPUT=AXIS,batch=AXIS with the batch axis) where the model's declaration
  * does not say it. Without one, an output's mask axes are the ones its declared names share
  * with the mask input's, else those denoted DATA_BATCH and DATA_TIME (ONNX's dimension
- * denotations), else axis 0 of the batch's size B and the one later axis of its padded length L
- * where nothing else could be read from the sizes: two such axes, B = L, a [B, L] output (as
- * well a pooled [B, H] with H = L) or a model with two axes of size L in one input or output
- * (L is also one of its widths) are refused (OQ_ERR_INVALID_ARG naming the output and the fix)
+ * denotations), else axis 0 of the batch's size B and axis 1 of its padded length L
+ * where nothing else could be read from the sizes: two axes of size L, B = L, a [B, L] output (as
+ * well a pooled [B, H] with H = L), a model with two axes of size L in one input or output
+ * (L is also one of its widths) or the one axis of size L past axis 1 (a width as well) are refused (OQ_ERR_INVALID_ARG naming the output and the fix)
  * rather than guessed. */
 #define OQ_SEQ_AXIS_NONE (-1)
 typedef struct oq_seq_axis {

@@ -32,9 +32,10 @@ typedef struct oq_mask_axes {
 /* The mask's axes in output `name` of shape[0..ndim): the caller's --seq-axis for it, else the
  * axes named like the mask's two (an output with named axes, none of them the sequence, has
  * none), else those denoted DATA_BATCH (else axis 0) and DATA_TIME of sizes B and L, else axis 0
- * of size B and the one later axis of size L. Never a guess: two candidate sequence axes, or a
- * --seq-axis axis out of the shape, the batch axis or not of size L, is OQ_ERR_INVALID_ARG
- * naming the model, the output, its shape, the axes and the fix. */
+ * of size B and axis 1 of size L. Never a guess: two candidate sequence axes, the one axis of
+ * size L past axis 1 (as well a width), or a --seq-axis axis out of the shape, the batch axis or
+ * not of size L, is OQ_ERR_INVALID_ARG naming the model, the output, its shape, the axes and the
+ * fix. */
 oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
                               oq_mask_axes *axes, oq_err *err);
 /* The same rule for input `name` (no --seq-axis names an input): 1 with *axes where it tells

@@ -209,7 +209,8 @@ static oq_status batch_like_length(const oq_axes_rule *r, const char *kind, cons
 }
 
 /* One axis of size L, but the sizes cannot tell it is the sequence: a [B, L] output is as well
- * a pooled [B, H] whose width H is L, and any axis may be a width the model shows is L (`w`). */
+ * a pooled [B, H] whose width H is L, any axis may be a width the model shows is L (`w`), and
+ * one past axis 1 (a [B, C, L] output of C rows of L class scores) is as well a width. */
 static oq_status not_only_length(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
                                  const int64_t *shape, int32_t axis, const oq_io_info *w, oq_err *err)
 {
@@ -220,18 +221,24 @@ static oq_status not_only_length(const oq_axes_rule *r, const char *kind, const 
                  "L is also one of the model's widths, and the model names neither", (int)axis, (long long)r->seq,
                  oq_find_io(r->mi->inputs, r->mi->n_inputs, w->name) == w ? "input" : "output", w->name,
                  oq_io_declared_str(w, dims, sizeof dims));
-    else
+    else if (ndim == 2)
         snprintf(how, sizeof how, "axis %d has the mask's padded length %lld, but a [B, L] %s is as well a pooled "
                  "[B, H] one whose width H is L, and the model names neither", (int)axis, (long long)r->seq, kind);
+    else
+        snprintf(how, sizeof how, "axis %d has the mask's padded length %lld, but the sizes read a sequence only "
+                 "on axis 1, right after the batch ([B, L, ...]): an axis past it is as well a width of size L "
+                 "(a [B, C, L] %s of C rows of L scores), and the model names neither", (int)axis,
+                 (long long)r->seq, kind);
     if (!strcmp(kind, "input")) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s", at, how);
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s: say seq_axes %s=%d if it is per position, or %s=none, or "
                       "export with named dynamic axes (or the sequence axis denoted DATA_TIME)", at, how, name,
                       (int)axis, name);
 }
 
-/* Axis 0 of size B, then the one later axis of size L, where nothing else could be read from
- * the sizes: two such axes, B = L, a [B, L] shape or a model with L among its widths are
- * refused, as masking a width or the batch would set valid elements apart unjudged. */
+/* Axis 0 of size B, then axis 1 of size L, where nothing else could be read from the sizes:
+ * two axes of size L, B = L, a [B, L] shape, a model with L among its widths or the one axis
+ * of size L past axis 1 are refused, as masking a width or the batch would set valid elements
+ * apart unjudged. */
 static oq_status by_sizes(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
                           const int64_t *shape, oq_mask_axes *a, oq_err *err)
 {
@@ -248,7 +255,7 @@ static oq_status by_sizes(const oq_axes_rule *r, const char *kind, const char *n
         return ambiguous(r, kind, name, ndim, shape, &c, 0, how,
                          ", or export with named dynamic axes (or the sequence axis denoted DATA_TIME)", err);
     const oq_io_info *w = ndim == 2 ? NULL : width_like_length(r, name);
-    if (ndim == 2 || w) return not_only_length(r, kind, name, ndim, shape, c.axis[0], w, err);
+    if (ndim == 2 || w || c.axis[0] != 1) return not_only_length(r, kind, name, ndim, shape, c.axis[0], w, err);
     return decide(&c, 0, a);
 }
 

@@ -137,7 +137,7 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
  * of validate's mask detection and bench --model's mask input. */
 typedef enum oq_mask_role {
     OQ_MASK_ROLE_NONE = 0, /* its uses say it is something else (*why says what), or its two axes
-                              are one named dimension ([L, L]: a query x key bias) */
+                              are one named dimension or one fixed size ([L, L]: a query x key bias) */
     OQ_MASK_ROLE_OTHER,    /* neither its uses nor its name say anything */
     OQ_MASK_ROLE_NAME,     /* only its name ("mask" in it) says so: its uses tell nothing */
     OQ_MASK_ROLE_SCORES,   /* it flows into the attention scores (a mask or bias is made of it) */

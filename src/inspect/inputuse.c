@@ -430,11 +430,16 @@ int oq_named_like_mask(const char *name)
     return 0;
 }
 
-/* A rank-2 input whose two axes are one named dimension is [L, L], never [batch, length]. */
+/* A rank-2 input whose two axes are one named dimension is [L, L], never [batch, length]; one
+ * whose two axes have one fixed size (a static export's causal [56, 56]) may be either, and a
+ * [B, L] mask whose batch equals its length cannot be told from the query x key one: taken, its
+ * rows were counted as events. 1: named, 2: fixed sizes, 0: neither. */
 static int square(const oq_io_info *in)
 {
-    return in->rank == 2 && in->dims && in->dims[0] && in->dims[1] && *in->dims[0] && strcmp(in->dims[0], "?") &&
-           (*in->dims[0] < '0' || *in->dims[0] > '9') && !strcmp(in->dims[0], in->dims[1]);
+    if (in->rank != 2 || !in->dims || !in->dims[0] || !in->dims[1] || !*in->dims[0] || !strcmp(in->dims[0], "?") ||
+        strcmp(in->dims[0], in->dims[1]))
+        return 0;
+    return *in->dims[0] < '0' || *in->dims[0] > '9' ? 1 : 2;
 }
 
 oq_mask_role oq_input_mask_role(const oq_io_info *in, unsigned uses, int named_only, const char **why)
@@ -453,8 +458,11 @@ oq_mask_role oq_input_mask_role(const oq_io_info *in, unsigned uses, int named_o
         *why = "an attention operator reads it as its key-padding mask";
         return OQ_MASK_ROLE_OPERATOR;
     }
-    if (square(in)) {
-        *why = "its two axes are one dimension ([L, L]: a query x key mask or bias, not [batch, length])";
+    int sq = square(in);
+    if (sq) {
+        *why = sq == 1 ? "its two axes are one dimension ([L, L]: a query x key mask or bias, not [batch, length])"
+                       : "its two axes have one fixed size, as a query x key [L, L] mask or bias has (a [batch, "
+                         "length] mask whose batch equals its length is told by naming it)";
         return OQ_MASK_ROLE_NONE;
     }
     if (!named_only && (uses & (OQ_USE_SCORES | OQ_USE_ADDITIVE))) {
