@@ -243,6 +243,9 @@ oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, c
 void oq_batch_records_path(const char *result, char *buf, size_t n);
 /* One record written as one line; 0 on a write error or out of memory. */
 int oq_batch_record_put(FILE *f, const oq_batch_result *b);
+/* The same with each output's inf_matched (inf_matched[i] for b->outputs[i]; NULL: not known,
+ * the key left out): a count the public oq_batch_output has no member for (the ABI keeps it). */
+int oq_batch_record_put_matched(FILE *f, const oq_batch_result *b, const int64_t *inf_matched);
 json_t *oq_batch_record_json(const oq_batch_result *b); /* as summary.json holds it */
 /* Each record of the file to fn in turn, typed and as read (fn may keep `rec` with
  * json_incref; b's outputs are freed after); stops at fn's error. */
