@@ -188,7 +188,8 @@ static int run(struct replay_args *a, int argc, char **argv)
                       "outputs saved with the inputs (members named like the model's outputs)"),
         {OQ_OPTK_LIST, "expected", 0, "PATTERN...", "the saved outputs, one .npz per --inputs file in the same\n"
                                                     "order (implies --reference expected; --reference cpu with\n"
-                                                    "them is refused)",
+                                                    "them is refused); outputs an --inputs file holds too must\n"
+                                                    "be the same values",
          &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
         OQ_OPT_STRING("precision", "fp32|fp16|bf16|tf32", &a->precision,
                       "tolerance preset for the replayed outputs (default: fp16 or bf16\n"

@@ -828,7 +828,8 @@ static void args_clear(struct args *a)
                                            "up to the next option, a quoted glob expanded here; repeatable", &a->inputs, 0, 0, 0, NULL, NULL, \
      OQ_OPT_MANY},                                                                                              \
     {OQ_OPTK_LIST, "expected", 0, "FILE...", "the expected outputs, one .npz per --inputs file in the same order\n" \
-                                             "(outputs_NNN.npz beside inputs_NNN.npz); makes 'expected' the reference", &a->expected, 0, 0, 0, NULL, NULL, \
+                                             "(outputs_NNN.npz beside inputs_NNN.npz); makes 'expected' the reference;\n" \
+                                             "outputs an --inputs file holds too must be the same values", &a->expected, 0, 0, 0, NULL, NULL, \
      OQ_OPT_MANY},                                                                                              \
     OQ_OPT_NUMBER("num-events", "N", &o->events.num_events, 1, 1LL << 40, "generated events (8)"),              \
     OQ_OPT_NUMBER("batch-size", "B", &o->events.batch_size, 1, 1LL << 40, "events per batch (3)"),              \
