@@ -547,10 +547,6 @@ static void judge_batch(concat *c, const oq_batch_result *b)
     }
 }
 
-/* Batches by index, the first seen kept: each shard's records are in index order and the
- * shards' batch ranges follow each other, so a record not past the last one written was
- * already given by an earlier shard (by configuration every shard ran the reference on
- * every batch). */
 /* The record's inf_matched, one per output as read (malloc'ed); NULL where an output has none (a
  * record written before it was kept) or out of memory: then the merged record leaves it out. */
 static int64_t *matched_of(json_t *rec, size_t n)
@@ -568,6 +564,10 @@ static int64_t *matched_of(json_t *rec, size_t n)
     return v;
 }
 
+/* Batches by index, the first seen kept: each shard's records are in index order and the
+ * shards' batch ranges follow each other, so a record not past the last one written was
+ * already given by an earlier shard (by configuration every shard ran the reference on
+ * every batch). */
 static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
 {
     concat *c = ctx;
