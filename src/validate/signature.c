@@ -909,13 +909,13 @@ oq_status oq_signature_same_saved(const oq_signature *sig, const oq_npz *held, c
         if (!x || !t || oq_find_io(mi->inputs, mi->n_inputs, name)) continue; /* a missing one is said later */
         char got[128], want[128], at[320];
         if (!same_shape(x, t))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' (an output) has shape %s, but %s (--expected, "
-                              "the reference) has %s: %s", held_path, name, oq_shape_str(x, got, sizeof got),
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' (an output) has shape %s, but %s (the expected "
+                              "file, the reference) has %s: %s", held_path, name, oq_shape_str(x, got, sizeof got),
                               saved_path, oq_shape_str(t, want, sizeof want), fix);
         int64_t e = first_difference(x, t);
         if (e >= 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' (an output) holds %.9g at element %s, but %s "
-                              "(--expected, the reference) holds %.9g there: %s", held_path, name,
+                              "(the expected file, the reference) holds %.9g there: %s", held_path, name,
                               oq_tensor_get_f64(x, e), oq_coord_str(x->shape, x->ndim, e, at, sizeof at), saved_path,
                               oq_tensor_get_f64(t, e), fix);
     }

@@ -74,7 +74,7 @@ summary sh 's["verdict"] == "untested" and [b["outputs"][0]["inf_matched"] for b
 
 # 3. the inputs file's outputs beside --expected: refused when they differ (only error.json made),
 #    judged when the same
-disagree="^ortqual (validate|replay): io_bad.npz: member 'logits' \(an output\) holds 1.0078218 at element \[0,0,0\], but .*/outputs_000.npz \(--expected, the reference\) holds 0.00782177597 there: two saved references of one output disagree"
+disagree="^ortqual (validate|replay): io_bad.npz: member 'logits' \(an output\) holds 1.0078218 at element \[0,0,0\], but .*/outputs_000.npz \(the expected file, the reference\) holds 0.00782177597 there: two saved references of one output disagree"
 one_line 2 "$disagree" $Q validate --model "$DL/decoder_lm_op18.onnx" --inputs io_bad.npz --expected "$DL/outputs_000.npz" \
     "${common[@]}" --outdir v3
 [ "$(ls -A v3)" = "error.json" ] && ok "v3: only error.json" || bad "v3 holds $(ls -A v3 | tr '\n' ' ')"

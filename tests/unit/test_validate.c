@@ -1836,7 +1836,7 @@ static void saved_outputs_held_twice_agree(void **state)
     assert_int_equal(oq_signature_same_saved(&sig, held, io, a, same, &err), OQ_OK);
     assert_int_equal(oq_signature_same_saved(&sig, held, io, b, other, &err), OQ_ERR_INVALID_ARG);
     if (!strstr(err.msg, "io.npz: member 'y' (an output) holds -1.5 at element [0,0,0,3], but ") ||
-        !strstr(err.msg, "other.npz (--expected, the reference) holds -0.5 there: two saved references of one output "
+        !strstr(err.msg, "other.npz (the expected file, the reference) holds -0.5 there: two saved references of one output "
                          "disagree"))
         fail_msg("%s", err.msg);
     /* an inputs file without the outputs: nothing to agree with */
