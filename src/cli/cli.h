@@ -532,6 +532,18 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
 /* Removes `dir` (one oq_cli_default_outdir chose; "" for none) if it is empty, and ortqual-out/
  * too when this process made it and it is left empty. */
 void oq_cli_default_outdir_drop(const char *dir);
+/* Notes said before a --model run of validate or replay (cli_notes.c), appended to `note`:
+ * the first --inputs file holds saved outputs of the model while `reference` (a configuration
+ * or option, as the user would read it) is the reference, so they are not compared (`instead`
+ * says how to judge against them); nothing when it holds none, or the model or file cannot be
+ * read (the run says why). */
+void oq_cli_note_unjudged_outputs(char *note, size_t n, const char *cmd, const char *model, const char *inputs,
+                                  const char *reference, const char *instead);
+/* `what` (a configuration or option) judges a model that computes in float32 at the looser
+ * tolerances of `prec` ("fp16", "bf16", "tf32"), though nothing of it runs in that precision:
+ * said, with both tolerances and `instead`. Nothing for a precision as tight as float32's. */
+void oq_cli_note_looser_precision(char *note, size_t n, const char *cmd, const char *model, const char *what,
+                                  const char *prec, const char *instead);
 /* What a validation writes and prints besides summary.json and report.html. */
 struct oq_cli_run_output {
     int json;          /* print summary.json instead of the table */

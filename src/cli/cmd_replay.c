@@ -86,9 +86,12 @@ static int make_configs(struct replay_args *a)
     /* as validate's --model default: a model computing in float16 is judged at its rounding */
     oq_model_precision p = {0}; /* a model that cannot be read: the run says why */
     oq_model_info *mi = NULL;
-    if (!oq_model_inspect_file(a->o.model_path, &mi, NULL)) oq_model_precision_of(mi, &p);
+    int read = !oq_model_inspect_file(a->o.model_path, &mi, NULL);
+    if (read) oq_model_precision_of(mi, &p);
     oq_model_info_free(mi);
     const char *own = oq_model_precision_name(&p), *prec = a->precision ? a->precision : own;
+    char what[64];
+    snprintf(what, sizeof what, "--precision %s", prec);
     if (p.dtype && !a->precision)
         snprintf(a->out.note, sizeof a->out.note, "ortqual replay: --precision %s (the default here, as validate's: %s)\n",
                  own, oq_cli_shown(p.why));
@@ -96,6 +99,9 @@ static int make_configs(struct replay_args *a)
         snprintf(a->out.note, sizeof a->out.note,
                  "ortqual replay: note: %s; --precision %s judges it with %s tolerances: --precision %s for the "
                  "%s ones\n", oq_cli_shown(p.why), prec, prec, own, oq_elem_type_name(p.dtype));
+    else if (read && !p.dtype && (!strcmp(prec, "fp16") || !strcmp(prec, "bf16")))
+        oq_cli_note_looser_precision(a->out.note, sizeof a->out.note, "replay", a->o.model_path, what, prec,
+                                     "--precision fp32");
     const char *ref = a->reference ? a->reference : a->expected.n ? "expected" : "cpu";
     if (strcmp(ref, "cpu") && strcmp(ref, "expected")) {
         oq_cli_error_in("replay", "--reference: '%s' is not cpu or expected", ref);
@@ -114,6 +120,9 @@ static int make_configs(struct replay_args *a)
                         "run; leave it out, or judge against ORT CPU", unused);
         return -1;
     }
+    if (!strcmp(ref, "cpu") && a->o.n_input_files) /* a batch's own saved outputs are not the reference */
+        oq_cli_note_unjudged_outputs(a->out.note, sizeof a->out.note, "replay", a->o.model_path, a->o.input_files[0],
+                                     "ORT CPU (--reference cpu)", "--reference expected");
     /* ORT CPU of another build: the same configuration by name, told apart by a label (summary.json,
      * validate.csv and JUnit name each configuration once) */
     const char *ref_config = strcmp(ref, "cpu")           ? "expected"
@@ -179,7 +188,8 @@ static int run(struct replay_args *a, int argc, char **argv)
                       "outputs saved with the inputs (members named like the model's outputs)"),
         {OQ_OPTK_LIST, "expected", 0, "PATTERN...", "the saved outputs, one .npz per --inputs file in the same\n"
                                                     "order (implies --reference expected; --reference cpu with\n"
-                                                    "them is refused)",
+                                                    "them is refused); outputs an --inputs file holds too must\n"
+                                                    "be the same values",
          &a->expected, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
         OQ_OPT_STRING("precision", "fp32|fp16|bf16|tf32", &a->precision,
                       "tolerance preset for the replayed outputs (default: fp16 or bf16\n"

@@ -573,13 +573,17 @@ static int require_cuda(struct args *a)
 }
 
 /* The precision a model of yours computes in (e.g. after `convert --flash`): float16 or
- * bfloat16 chooses the :fp16 or :bf16 configurations by default, and is said before a :fp32 one. */
-static void model_precision(const struct args *a, oq_model_precision *p)
+ * bfloat16 chooses the :fp16 or :bf16 configurations by default, and is said before a :fp32 one.
+ * 0 when there is none to tell (not a model of yours, or one that cannot be read: the run says
+ * why). */
+static int model_precision(const struct args *a, oq_model_precision *p)
 {
     oq_model_info *mi = NULL;
-    memset(p, 0, sizeof *p); /* a model that cannot be read: the run says why */
-    if (a->o.kind == OQ_MODEL_USER && !oq_model_inspect_file(a->o.model_path, &mi, NULL)) oq_model_precision_of(mi, p);
+    memset(p, 0, sizeof *p);
+    int read = a->o.kind == OQ_MODEL_USER && !oq_model_inspect_file(a->o.model_path, &mi, NULL);
+    if (read) oq_model_precision_of(mi, p);
     oq_model_info_free(mi);
+    return read;
 }
 
 /* The first member of `z` that is no output or input of the model, nor a member ortqual reads
@@ -707,19 +711,36 @@ static int choose_configs(struct args *a, const oq_model_precision *p)
 }
 
 /* Such a model misses float32 tolerances by its own rounding: say so before a :fp32
- * configuration fails on it (once the inputs are accepted, with the other notes). */
-static void note_reduced_precision(struct args *a, const oq_model_precision *p)
+ * configuration fails on it (once the inputs are accepted, with the other notes); and a float32
+ * model judged at :fp16 or :bf16 passes at tolerances 100x looser than its own, though nothing
+ * ran in that precision: said too (it was judged so in silence). */
+static void note_precision(struct args *a, const oq_model_precision *p)
 {
-    for (size_t c = 0; p->dtype && c < a->o.n_configs; c++) {
+    for (size_t c = 0; c < a->o.n_configs; c++) {
         const oq_config *k = &a->configs[c];
         size_t used = strlen(a->out.note);
-        if (k->repr == OQ_REPR_MODEL && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
+        char instead[160];
+        if (k->repr != OQ_REPR_MODEL) continue;
+        if (p->dtype && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
             snprintf(a->out.note + used, sizeof a->out.note - used,
                      "ortqual validate: note: %s: %s; %s is judged with %s tolerances: use %s:model:%s for the "
                      "%s ones\n", oq_cli_shown(a->o.model_path), oq_cli_shown(p->why), k->name,
                      oq_precision_name(k->precision), k->runtime, oq_model_precision_name(p),
                      oq_elem_type_name(p->dtype));
+        if (p->dtype || (k->precision != OQ_PREC_FP16 && k->precision != OQ_PREC_BF16)) continue;
+        snprintf(instead, sizeof instead, "use %s:model:fp32", k->runtime);
+        oq_cli_note_looser_precision(a->out.note, sizeof a->out.note, "validate", a->o.model_path, k->name,
+                                     oq_precision_name(k->precision), instead);
     }
+}
+
+/* Saved outputs in the --inputs files that no 'expected' reference judges: said once. */
+static void note_unjudged_outputs(struct args *a)
+{
+    if (a->o.kind != OQ_MODEL_USER || !a->o.n_input_files || !a->o.n_configs || oq_config_is_expected(&a->configs[0]))
+        return;
+    oq_cli_note_unjudged_outputs(a->out.note, sizeof a->out.note, "validate", a->o.model_path, a->o.input_files[0],
+                                 a->configs[0].name, "put expected first in --configs");
 }
 
 static int run_validate(struct args *a, char *self)
@@ -728,11 +749,12 @@ static int run_validate(struct args *a, char *self)
     if ((a->configs_text && parse_configs(a)) || refuse_unread_weights(a))
         return OQ_EXIT_USAGE;
     oq_model_precision prec;
-    model_precision(a, &prec); /* one reading: defaults, fp32 note */
+    int read = model_precision(a, &prec); /* one reading: defaults, precision notes */
     int rc = choose_configs(a, &prec);
     if (rc) return rc;
     if (refuse_untimed_reference(a)) return OQ_EXIT_USAGE;
-    note_reduced_precision(a, &prec);
+    if (read) note_precision(a, &prec);
+    note_unjudged_outputs(a);
     a->o.configs = a->configs;
     rc = a->gpu ? require_cuda(a) : OQ_EXIT_OK;
     if (rc) return rc;
@@ -806,7 +828,8 @@ static void args_clear(struct args *a)
                                            "up to the next option, a quoted glob expanded here; repeatable", &a->inputs, 0, 0, 0, NULL, NULL, \
      OQ_OPT_MANY},                                                                                              \
     {OQ_OPTK_LIST, "expected", 0, "FILE...", "the expected outputs, one .npz per --inputs file in the same order\n" \
-                                             "(outputs_NNN.npz beside inputs_NNN.npz); makes 'expected' the reference", &a->expected, 0, 0, 0, NULL, NULL, \
+                                             "(outputs_NNN.npz beside inputs_NNN.npz); makes 'expected' the reference;\n" \
+                                             "outputs an --inputs file holds too must be the same values", &a->expected, 0, 0, 0, NULL, NULL, \
      OQ_OPT_MANY},                                                                                              \
     OQ_OPT_NUMBER("num-events", "N", &o->events.num_events, 1, 1LL << 40, "generated events (8)"),              \
     OQ_OPT_NUMBER("batch-size", "B", &o->events.batch_size, 1, 1LL << 40, "events per batch (3)"),              \

@@ -112,6 +112,29 @@ oq_status oq_event_lengths_fit(const oq_npz *z, const oq_event_ids *ids, const c
     return st;
 }
 
+/* The saved outputs' `event_indices` name the run's events of their batch, in order: against the
+ * inputs file's own ids, or the numbers the run gave a file that has none (an outputs file saved
+ * for events 5, 6, 7 paired with inputs numbered 0, 1, 2 was taken in silence). */
+oq_status oq_event_ids_match(const oq_npz *saved, const char *saved_path, const oq_event_ids *ids,
+                             const char *inputs_path, int64_t batch, oq_err *err)
+{
+    const oq_tensor *t = oq_npz_get(saved, "event_indices");
+    if (!t) return OQ_OK;
+    int64_t *v = NULL;
+    oq_status st = member_ints(t, saved_path, "event id", &v, err);
+    const char *why = "the saved outputs are of other events than their inputs (files are paired in order)";
+    const char *numbered = ids->v ? "" : " (numbered on from the files before it: it has no member 'event_indices')";
+    if (!st && t->shape[0] != batch)
+        st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: %" PRId64 " event_indices, where %s has %" PRId64 " events%s: %s",
+                        saved_path, t->shape[0], inputs_path, batch, numbered, why);
+    for (int64_t i = 0; !st && i < batch; i++)
+        if (v[i] != oq_event_id(ids, i))
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: event_indices[%" PRId64 "] is %" PRId64 " where %s has event %"
+                            PRId64 "%s: %s", saved_path, i, v[i], inputs_path, oq_event_id(ids, i), numbered, why);
+    free(v);
+    return st;
+}
+
 /* ---- ids seen across the run ------------------------------------------------------------- */
 
 /* Open addressing, linear probing, at most 3/4 full: an id, and where it was seen (16 bytes:

@@ -547,20 +547,39 @@ static void judge_batch(concat *c, const oq_batch_result *b)
     }
 }
 
+/* The record's inf_matched, one per output as read (malloc'ed); NULL where an output has none (a
+ * record written before it was kept) or out of memory: then the merged record leaves it out. */
+static int64_t *matched_of(json_t *rec, size_t n)
+{
+    json_t *outs = json_object_get(rec, "outputs");
+    int64_t *v = n && json_array_size(outs) == n ? malloc(n * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < n; i++) {
+        json_t *m = json_object_get(json_array_get(outs, i), "inf_matched");
+        v[i] = json_integer_value(m);
+        if (!json_is_integer(m)) {
+            free(v);
+            v = NULL;
+        }
+    }
+    return v;
+}
+
 /* Batches by index, the first seen kept: each shard's records are in index order and the
  * shards' batch ranges follow each other, so a record not past the last one written was
  * already given by an earlier shard (by configuration every shard ran the reference on
  * every batch). */
 static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
 {
-    (void)rec;
     concat *c = ctx;
     c->next = b->index == c->next ? c->next + 1 : -1;
     if (b->compared && !b->passed && c->failed < 0) c->failed = b->index;
     if (b->compared && b->passed && c->contradicted < 0) judge_batch(c, b);
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
-    if (!oq_batch_record_put(c->out, b)) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
+    int64_t *matched = matched_of(rec, b->n_outputs);
+    int ok = oq_batch_record_put_matched(c->out, b, matched);
+    free(matched);
+    if (!ok) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
     return oq_totals_add(&c->totals, b) ? OQ_OK : nomem(err);
 }
 

@@ -338,10 +338,29 @@ static oq_status keep_comment(const char *comment, const char *copy, oq_err *err
     return st;
 }
 
+/* 1 when the model has an input or an output called `name`: then a member of that name is its own. */
+static int model_io(const oq_model_info *mi, const char *name)
+{
+    return oq_find_io(mi->inputs, mi->n_inputs, name) || oq_find_io(mi->outputs, mi->n_outputs, name);
+}
+
+/* An expected_files entry (`e`, read from `src`) beside the batch's inputs file: its bookkeeping
+ * members say what the batch says, as the inputs file's own must (`event_indices` the run's ids,
+ * `lengths` the mask's), and outputs the inputs file holds too must be the same values. */
+static oq_status saved_fits(const oq_validate_opts *o, const oq_signature *sig, size_t k, const oq_batch_inputs *in,
+                            const oq_event_ids *ids, const oq_npz *held, const oq_npz *e, const char *src, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    if (!model_io(sig->mi, "event_indices"))
+        st = oq_event_ids_match(e, src, ids, o->input_files[k], in->batch, err);
+    if (!st && !model_io(sig->mi, "lengths")) st = oq_event_lengths_fit(e, ids, src, in, err);
+    return st ? st : oq_signature_same_saved(sig, held, o->input_files[k], e, src, err);
+}
+
 /* The batch's saved outputs, checked and written to outdir: from the one read `f` of its own file
  * (an io.npz), else from its expected_files entry, read once too (its SHA-256 recorded). */
 static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *sig, size_t k, oq_batch_inputs *in,
-                                oq_user_file *f, oq_batch_info *bi, char *path, oq_err *err)
+                                oq_user_file *f, const oq_event_ids *ids, oq_batch_info *bi, char *path, oq_err *err)
 {
     const char *src = o->n_expected_files ? o->expected_files[k] : o->input_files[k];
     long a = batch_number(o->input_files[k]), b = batch_number(src);
@@ -353,7 +372,7 @@ static oq_status expected_batch(const oq_validate_opts *o, const oq_signature *s
     bi->expected = path;
     oq_user_file e = {0};
     oq_status st = o->n_expected_files ? oq_user_file_read(src, &e, err) : OQ_OK;
-    if (!st && o->n_expected_files) st = oq_npz_same_events(f->z, o->input_files[k], e.z, src, err);
+    if (!st && o->n_expected_files) st = saved_fits(o, sig, k, in, ids, f->z, e.z, src, err);
     if (!st) st = oq_signature_expected(sig, in, o->n_expected_files ? e.z : f->z, src, path, err);
     if (!st && o->n_expected_files) {
         bi->expected_source = (char *)src;
@@ -434,7 +453,7 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     oq_batch_info bi = {0};
     if (!st) st = write_batch(o->outdir, k, o->n_input_files, &in, idx, lengths, inputs, &bi, err);
     if (!st) batch_source(&bi, o->input_files[k], f.sha256);
-    if (!st && expected) st = expected_batch(o, sig, k, &in, &f, &bi, exp, err);
+    if (!st && expected) st = expected_batch(o, sig, k, &in, &f, &ids, &bi, exp, err);
     oq_user_file_clear(&f);
     if (!st) st = oq_signature_mask_axes(sig, &in, *exp ? exp : NULL, err);
     if (!st) st = oq_batch_sink_put(sink, &bi, err);

@@ -893,6 +893,24 @@ static void outputs_beside_hint(const char *path, char *hint, size_t n)
 /* Inputs an expected file holds too (an io.npz, or PyTorch's outputs saved with their inputs)
  * are the batch's, exactly: other values say the outputs were made from other inputs (a file
  * paired with the wrong batch), and a comparison with them would judge the wrong thing. */
+/* Whether a and b have one shape. */
+static int same_shape(const oq_tensor *a, const oq_tensor *b)
+{
+    int same = a->ndim == b->ndim;
+    for (int32_t d = 0; same && d < a->ndim; d++) same = a->shape[d] == b->shape[d];
+    return same;
+}
+
+/* The first element where a and b (one shape) hold other numbers, NaN equal to NaN; -1: none. */
+static int64_t first_difference(const oq_tensor *a, const oq_tensor *b)
+{
+    for (int64_t e = 0, n = oq_tensor_numel(a); e < n; e++) {
+        double x = oq_tensor_get_f64(a, e), y = oq_tensor_get_f64(b, e);
+        if (x != y && !(isnan(x) && isnan(y))) return e;
+    }
+    return -1;
+}
+
 static oq_status same_inputs(const oq_signature *sig, const oq_batch_inputs *in, const oq_npz *z, const char *path,
                              oq_err *err)
 {
@@ -901,19 +919,41 @@ static oq_status same_inputs(const oq_signature *sig, const oq_batch_inputs *in,
         const oq_tensor *x = oq_npz_get(z, mi->inputs[i].name), *t = in->t[i];
         if (!x || oq_find_io(mi->outputs, mi->n_outputs, mi->inputs[i].name)) continue;
         char got[128], want[128], where[256];
-        int same_shape = x->ndim == t->ndim;
-        for (int32_t d = 0; same_shape && d < t->ndim; d++) same_shape = x->shape[d] == t->shape[d];
-        if (!same_shape)
+        if (!same_shape(x, t))
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' has shape %s, but the batch's input is %s: "
                               "outputs made from other inputs?", path, x->name, oq_shape_str(x, got, sizeof got),
                               oq_shape_str(t, want, sizeof want));
-        for (int64_t e = 0, n = oq_tensor_numel(t); e < n; e++) {
-            double a = oq_tensor_get_f64(x, e), b = oq_tensor_get_f64(t, e);
-            if (a == b || (isnan(a) && isnan(b))) continue;
+        int64_t e = first_difference(x, t);
+        if (e >= 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' holds %.9g at %s, but the batch's input "
-                              "holds %.9g there: outputs made from other inputs?", path, x->name, a,
-                              element_str(sig, in, t, e, where, sizeof where), b);
-        }
+                              "holds %.9g there: outputs made from other inputs?", path, x->name,
+                              oq_tensor_get_f64(x, e), element_str(sig, in, t, e, where, sizeof where),
+                              oq_tensor_get_f64(t, e));
+    }
+    return OQ_OK;
+}
+
+oq_status oq_signature_same_saved(const oq_signature *sig, const oq_npz *held, const char *held_path,
+                                  const oq_npz *saved, const char *saved_path, oq_err *err)
+{
+    const oq_model_info *mi = sig->mi;
+    static const char fix[] = "two saved references of one output disagree, and only one would be judged: drop the "
+                              "outputs from one of the files";
+    for (size_t i = 0; i < mi->n_outputs; i++) {
+        const char *name = mi->outputs[i].name;
+        const oq_tensor *x = oq_npz_get(held, name), *t = oq_npz_get(saved, name);
+        if (!x || !t || oq_find_io(mi->inputs, mi->n_inputs, name)) continue; /* a missing one is said later */
+        char got[128], want[128], at[320];
+        if (!same_shape(x, t))
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' (an output) has shape %s, but %s (the expected "
+                              "file, the reference) has %s: %s", held_path, name, oq_shape_str(x, got, sizeof got),
+                              saved_path, oq_shape_str(t, want, sizeof want), fix);
+        int64_t e = first_difference(x, t);
+        if (e >= 0)
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: member '%s' (an output) holds %.9g at element %s, but %s "
+                              "(the expected file, the reference) holds %.9g there: %s", held_path, name,
+                              oq_tensor_get_f64(x, e), oq_coord_str(x->shape, x->ndim, e, at, sizeof at), saved_path,
+                              oq_tensor_get_f64(t, e), fix);
     }
     return OQ_OK;
 }

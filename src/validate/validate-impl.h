@@ -243,6 +243,9 @@ oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, c
 void oq_batch_records_path(const char *result, char *buf, size_t n);
 /* One record written as one line; 0 on a write error or out of memory. */
 int oq_batch_record_put(FILE *f, const oq_batch_result *b);
+/* The same with each output's inf_matched (inf_matched[i] for b->outputs[i]; NULL: not known,
+ * the key left out): a count the public oq_batch_output has no member for (the ABI keeps it). */
+int oq_batch_record_put_matched(FILE *f, const oq_batch_result *b, const int64_t *inf_matched);
 json_t *oq_batch_record_json(const oq_batch_result *b); /* as summary.json holds it */
 /* Each record of the file to fn in turn, typed and as read (fn may keep `rec` with
  * json_incref; b's outputs are freed after); stops at fn's error. */
@@ -588,6 +591,11 @@ oq_status oq_event_ids_fit(const oq_event_ids *ids, const char *path, int64_t ba
 /* A `lengths` member the batch carries says what the mask says (L each without a mask). */
 oq_status oq_event_lengths_fit(const struct oq_npz *z, const oq_event_ids *ids, const char *path,
                                const oq_batch_inputs *in, oq_err *err);
+/* The `event_indices` member of a batch's saved outputs (`saved`, read from saved_path), if it
+ * has one, lists the batch's events as the run has them (`ids`: the inputs file's own, or
+ * numbered), one per event of `batch`, in order. */
+oq_status oq_event_ids_match(const struct oq_npz *saved, const char *saved_path, const oq_event_ids *ids,
+                             const char *inputs_path, int64_t batch, oq_err *err);
 /* The ids of the run's events so far, each with the file and position it came from: an id
  * seen twice is refused, naming both (`numbered`: the file's ids are numbered, not its own). */
 typedef struct oq_event_seen oq_event_seen;
@@ -597,6 +605,12 @@ oq_status oq_event_seen_add(oq_event_seen *s, const int64_t *idx, int64_t n, int
                             size_t file, oq_err *err);
 /* The same checks for inputs made here (generated events); `what` names the batch. */
 oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err);
+/* The model's outputs an inputs file holds (`held`, an io.npz) beside the --expected file paired
+ * with it (`saved`): two saved references of which only `saved` is judged, so each output in both
+ * must hold the same values (NaN equal to NaN), or the run is refused naming the first element
+ * that differs: a silent choice between them could drop a failing one. */
+oq_status oq_signature_same_saved(const oq_signature *sig, const struct oq_npz *held, const char *held_path,
+                                  const struct oq_npz *saved, const char *saved_path, oq_err *err);
 /* Every model output from the member of its name in `z` (taken out of it; read from `path`,
  * which messages name), checked against the declared dims with the batch's named dimensions;
  * written to `out` (the expected outputs) unless it is NULL (a check alone). */

@@ -53,6 +53,8 @@ typedef struct worker {
                             inspection (model.mi) gives the outputs' mask axes */
     oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
     FILE *records;          /* each batch's record, appended as it finishes (not kept) */
+    int64_t *matched;       /* the batch's inf_matched, one per record output (its record only) */
+    size_t n_matched;
     char workdir[PATH_MAX];
     int all_passed;
     int64_t calls; /* of the model or the reference, all counted */
@@ -337,11 +339,13 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
         oq_worst_events ev;
         worst_events(res, &co, bm, &ev);
         oq_batch_output *bo = OQ_PUSH(b->outputs, b->n_outputs);
-        if (!bo || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, &ev, err)) {
-            st = bo ? err->status : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        int64_t *matched = bo ? OQ_PUSH(w->matched, w->n_matched) : NULL;
+        if (!matched || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, &ev, err)) {
+            st = matched ? err->status : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
             break;
         }
         oq_batch_output_of(res, &ev, bo);
+        *matched = res->inf_matched;
         if (!res->passed && !w->r->reason) {
             char line[OQ_PATH_BUF + 512], where[OQ_PATH_BUF + 64];
             if (vacuous)
@@ -533,9 +537,13 @@ static oq_status compute_batch(worker *w, const oq_plan_batch *pb, const batch_m
 /* The batch's record appended to the records file, also when the batch stopped the run. */
 static oq_status put_record(worker *w, oq_batch_result *b, oq_status st, oq_err *err)
 {
-    int ok = oq_batch_record_put(w->records, b) && fflush(w->records) == 0;
+    int ok = oq_batch_record_put_matched(w->records, b, w->n_matched == b->n_outputs ? w->matched : NULL) &&
+             fflush(w->records) == 0;
     const int e = errno, wrote = ferror(w->records);
     free(b->outputs);
+    free(w->matched);
+    w->matched = NULL;
+    w->n_matched = 0;
     if (st || ok) return st;
     if (!wrote) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory writing a batch record"); /* the JSON's */
     char path[OQ_PATH_BUF];
@@ -835,6 +843,7 @@ static void worker_clear(worker *w)
     oq_refstream_close(&w->refs, NULL);
     if (w->records) fclose(w->records);
     free(w->cmp);
+    free(w->matched);
     memset(w, 0, sizeof *w);
 }
 

@@ -1825,6 +1825,137 @@ static void user_batch_read_once(void **state)
     free(fifo);
 }
 
+/* An --expected file's event_indices name the run's events of its batch also where the inputs
+ * file has none (its events numbered 0, 1, 2): outputs saved for events 5, 6, 7 were taken in
+ * silence (QA round 6, defect 10). */
+static void saved_event_ids_match_numbered(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("savedids"), *saved = path_in(dir, "outputs_000.npz");
+    oq_event_ids numbered = {.first = 0}, own = {0};
+    int64_t mine[] = {100, 101, 102};
+    own.v = mine;
+    own.n = 3;
+    oq_err err = {0};
+    const struct {
+        int64_t first;
+        const oq_event_ids *ids;
+        oq_status st;
+        const char *msg;
+    } cases[] = {
+        {5, &numbered, OQ_ERR_INVALID_ARG, "outputs_000.npz: event_indices[0] is 5 where in.npz has event 0 (numbered "
+                                           "on from the files before it: it has no member 'event_indices'): the saved "
+                                           "outputs are of other events than their inputs"},
+        {0, &numbered, OQ_OK, ""},
+        {100, &own, OQ_OK, ""},
+        {101, &own, OQ_ERR_INVALID_ARG, "outputs_000.npz: event_indices[0] is 101 where in.npz has event 100: the saved"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        user_batch(saved, 1.5f, cases[i].first);
+        oq_npz *z;
+        assert_int_equal(oq_npz_read(saved, &z, NULL), OQ_OK);
+        err = (oq_err){0};
+        assert_int_equal(oq_event_ids_match(z, saved, cases[i].ids, "in.npz", 3, &err), cases[i].st);
+        if (!strstr(err.msg, cases[i].msg)) fail_msg("case %zu: %s", i, err.msg);
+        /* one id per event of the batch */
+        assert_int_equal(oq_event_ids_match(z, saved, cases[i].ids, "in.npz", 2, &err), OQ_ERR_INVALID_ARG);
+        assert_non_null(strstr(err.msg, "3 event_indices, where in.npz has 2 events"));
+        oq_npz_free(z);
+    }
+    oq_npz *none;
+    assert_int_equal(oq_npz_read(OQ_SOURCE_DIR "/tests/fixtures/torch/decoder_lm/outputs_000.npz", &none, NULL), OQ_OK);
+    assert_int_equal(oq_event_ids_match(none, "o.npz", &numbered, "in.npz", 3, &err), OQ_OK);
+    oq_npz_free(none);
+    remove_dir(dir);
+    free(saved);
+}
+
+/* Outputs an inputs file holds (an io.npz) beside the --expected file paired with it are the same
+ * values, or the run is refused naming the element: the inputs file's were dropped in silence, and
+ * one off by 1.0 passed (QA round 6, defect 3). */
+static void saved_outputs_held_twice_agree(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("heldtwice");
+    char *model = path_in(dir, "m.onnx"), *io = path_in(dir, "io.npz"), *same = path_in(dir, "same.npz"),
+         *other = path_in(dir, "other.npz");
+    unmasked_model(model, 0);
+    user_batch(io, 1.5f, 0);
+    user_batch(same, 1.5f, 0);
+    user_batch(other, 1.5f, 0);
+    oq_npz *z;
+    assert_int_equal(oq_npz_read(other, &z, NULL), OQ_OK); /* other's y[0,0,0,3] moved by 1 */
+    oq_tensor *y;
+    assert_int_equal(oq_npz_take(z, "y", &y, NULL), OQ_OK);
+    ((float *)y->data)[3] += 1.0f;
+    const oq_tensor *keep[] = {y};
+    assert_int_equal(oq_npz_write(other, 1, keep, 0, 1, NULL), OQ_OK);
+    oq_tensor_free(y);
+    oq_npz_free(z);
+    oq_signature sig;
+    oq_err err = {0};
+    assert_int_equal(signature_of(model, &sig, &err), OQ_OK);
+    oq_npz *held, *a, *b;
+    assert_int_equal(oq_npz_read(io, &held, NULL), OQ_OK);
+    assert_int_equal(oq_npz_read(same, &a, NULL), OQ_OK);
+    assert_int_equal(oq_npz_read(other, &b, NULL), OQ_OK);
+    assert_int_equal(oq_signature_same_saved(&sig, held, io, a, same, &err), OQ_OK);
+    assert_int_equal(oq_signature_same_saved(&sig, held, io, b, other, &err), OQ_ERR_INVALID_ARG);
+    if (!strstr(err.msg, "io.npz: member 'y' (an output) holds -1.5 at element [0,0,0,3], but ") ||
+        !strstr(err.msg, "other.npz (the expected file, the reference) holds -0.5 there: two saved references of one output "
+                         "disagree"))
+        fail_msg("%s", err.msg);
+    /* an inputs file without the outputs: nothing to agree with */
+    oq_tensor *gone;
+    assert_int_equal(oq_npz_take(held, "y", &gone, NULL), OQ_OK);
+    oq_tensor_free(gone);
+    assert_int_equal(oq_signature_same_saved(&sig, held, io, b, other, &err), OQ_OK);
+    oq_npz_free(held);
+    oq_npz_free(a);
+    oq_npz_free(b);
+    oq_signature_clear(&sig);
+    remove_dir(dir);
+    free(model);
+    free(io);
+    free(same);
+    free(other);
+}
+
+/* A configuration under test whose every valid element is an infinity the reference holds too
+ * compared no value: the run is NOT TESTED, saying so (it was PASSED with max|err| 0); one finite
+ * element compared makes it a pass (QA round 6, defect 5). */
+static void matched_infinities_compare_nothing(void **state)
+{
+    (void)state;
+    oq_output_result out = {0};
+    oq_config_result c[2] = {0};
+    oq_config_parse("expected", &c[0].config, NULL);
+    oq_config_parse("cpu:model:fp32", &c[1].config, NULL);
+    c[0].is_reference = 1;
+    c[0].status = OQ_VERDICT_REFERENCE;
+    c[1].status = OQ_VERDICT_PASSED;
+    c[1].outputs = &out;
+    c[1].n_outputs = 1;
+    out.all.num_valid = out.all.inf_matched = 4;
+    oq_validate_summary s = {0};
+    s.configs = c;
+    s.n_configs = 2;
+    oq_validate_judge(&s, 0);
+    assert_int_equal(s.verdict, OQ_RUN_UNTESTED);
+    assert_int_equal(s.exit_status, 1);
+    assert_int_equal(s.n_tested, 0);
+    if (!s.verdict_reason || !strstr(s.verdict_reason, "no finite value was compared: every valid element of "
+                                                       "cpu:model:fp32's outputs is an infinity the reference holds"))
+        fail_msg("%s", s.verdict_reason ? s.verdict_reason : "(none)");
+    free(s.verdict_reason);
+    s = (oq_validate_summary){.configs = c, .n_configs = 2};
+    out.all.num_valid = 5; /* one finite element besides */
+    oq_validate_judge(&s, 0);
+    assert_int_equal(s.verdict, OQ_RUN_PASSED);
+    assert_int_equal(s.n_tested, 1);
+    free(s.verdict_reason);
+}
+
 /* A model that passes its input q through as its output q: an io.npz's one member q is both the
  * input fed and the output saved, read from the same one read of the file (the inputs' members
  * are taken out of it first: q was gone when the saved outputs were looked for). */
@@ -3633,6 +3764,9 @@ int main(void)
         cmocka_unit_test(mask_named_but_on_data),
         cmocka_unit_test(unmasked_padded_length),
         cmocka_unit_test(user_batch_read_once),
+        cmocka_unit_test(saved_event_ids_match_numbered),
+        cmocka_unit_test(saved_outputs_held_twice_agree),
+        cmocka_unit_test(matched_infinities_compare_nothing),
         cmocka_unit_test(user_batch_passthrough_output),
         cmocka_unit_test(causal_mask_is_no_padding),
         cmocka_unit_test(generated_features_width),

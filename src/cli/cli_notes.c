@@ -1,0 +1,51 @@
+/* Notes validate and replay say before a --model run (after the inputs are accepted): what the
+ * run will not judge, or judges otherwise than the model computes, is said, never left silent. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ortqual/compare.h"
+#include "ortqual/inspect.h"
+#include "ortqual/npz.h"
+
+/* "logits, hidden" of the model's outputs `z` holds; 0 when it holds none. */
+static size_t held_outputs(const oq_model_info *mi, const oq_npz *z, char *buf, size_t n)
+{
+    size_t held = 0, used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < mi->n_outputs; i++) {
+        if (!mi->outputs[i].name || !oq_npz_get(z, mi->outputs[i].name)) continue;
+        if (used < n) used += (size_t)snprintf(buf + used, n - used, "%s%s", held ? ", " : "", mi->outputs[i].name);
+        held++;
+    }
+    return held;
+}
+
+void oq_cli_note_unjudged_outputs(char *note, size_t n, const char *cmd, const char *model, const char *inputs,
+                                  const char *reference, const char *instead)
+{
+    oq_model_info *mi = NULL;
+    oq_npz *z = NULL;
+    char names[256];
+    size_t used = strlen(note);
+    /* a model or file that cannot be read: the run says why */
+    if (!oq_model_inspect_file(model, &mi, NULL) && !oq_npz_read(inputs, &z, NULL) &&
+        held_outputs(mi, z, names, sizeof names) && used < n)
+        snprintf(note + used, n - used, "ortqual %s: note: %s holds saved outputs of the model (%s); the reference is "
+                 "%s, so they are not compared: %s to judge against them\n", cmd, oq_cli_shown(inputs),
+                 oq_cli_shown(names), reference, instead);
+    oq_npz_free(z);
+    oq_model_info_free(mi);
+}
+
+void oq_cli_note_looser_precision(char *note, size_t n, const char *cmd, const char *model, const char *what,
+                                  const char *prec, const char *instead)
+{
+    oq_tolerance t = {0}, own = oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32);
+    size_t used = strlen(note);
+    if (oq_tolerance_preset(prec, &t, NULL) || (t.rtol <= own.rtol && t.atol <= own.atol) || used >= n) return;
+    snprintf(note + used, n - used, "ortqual %s: note: %s computes in float32 (no attention or output of it is "
+             "float16 or bfloat16); %s judges it with %s tolerances (rtol %g, atol %g; float32's: rtol %g, atol %g), "
+             "and nothing runs in that precision (it is only the tolerance): %s for the float32 ones\n", cmd,
+             oq_cli_shown(model), what, prec, t.rtol, t.atol, own.rtol, own.atol, instead);
+}

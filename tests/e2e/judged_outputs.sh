@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# What validate and replay judge against saved outputs (QA round 6, 2026-12-07), each once a
+# silent green or a silent choice:
+# 3. an --inputs file holding the model's outputs beside an --expected file: the inputs file's
+#    were dropped without a word (logits off by 1.0 there: PASSED); now two references that
+#    disagree are refused (exit 2, naming the element), and a reference other than `expected`
+#    (--configs without it, replay's ORT CPU) says the file's outputs are not compared.
+# 5. an output that is the same infinity on both sides at every valid element (x*x overflowing)
+#    PASSED with max|err| 0: nothing finite was compared; now NOT TESTED, and the batch record
+#    counts inf_matched.
+# 9. cpu:model:fp16 on a model that computes in float32: judged at fp16's looser tolerances with
+#    no note; now a note names the model's precision and both tolerances.
+# 10. an --expected file's `lengths` member was not checked and its `event_indices` were taken
+#    when the inputs file had none; both are checked now, as the inputs file's are.
+set -uo pipefail
+. "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
+e2e_start
+
+# sq.onnx: y = x * x, x and y [1,4]; of_*.npz overflow to +inf everywhere, mix_*.npz in one place
+$PY - "$OQ_SOURCE_DIR/tests/e2e/lib" <<'PY' || fail "writing the model and batches"
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from gather_pb import f, num, vinfo, node  # vinfo's elem: 1 float
+g = f(1, node("Mul", "sq", ["x", "x"], "y")) + f(2, "g") + f(11, vinfo("x", 1, [1, 4])) + f(12, vinfo("y", 1, [1, 4]))
+open("sq.onnx", "wb").write(num(1, 8) + f(7, g) + f(8, f(1, "") + num(2, 18)))
+np.seterr(over="ignore")
+for name, x in (("of", [1e20, -1e20, 3e19, 2e20]), ("of2", [-1e20, 1e21, 3e19, 2e20]), ("mix", [1e20, 2, 3, 4]),
+                ("fin", [1, 2, 3, 4])):
+    x = np.array([x], np.float32)
+    np.savez(name + "_in.npz", x=x)
+    np.savez(name + "_exp.npz", y=x * x)
+    np.savez(name + "_io.npz", x=x, y=x * x)
+PY
+DL="$F/torch/decoder_lm"
+$PY - "$DL" <<'PY' || fail "writing the decoder_lm files"
+import sys
+import numpy as np
+d = sys.argv[1]
+io = dict(np.load(d + "/io.npz")); io["logits"] = io["logits"].copy(); io["logits"][0, 0, 0] += 1
+np.savez("io_bad.npz", **io)
+out = dict(np.load(d + "/outputs_000.npz"))
+np.savez("out_len.npz", lengths=np.array([1, 1, 1]), **out)
+np.savez("out_ev.npz", event_indices=np.array([5, 6, 7]), **out)
+np.savez("out_ev0.npz", event_indices=np.array([0, 1, 2]), **out)
+PY
+common=(--no-plots --no-cache --progress never --repeat 1)
+summary() { # summary DIR PYTHON-ASSERTS: s is DIR/summary.json, o the first output of config 1's batch 0
+    $PY - "$1/summary.json" "$2" <<'PY' && ok "$1: $2" || bad "$1: $2"
+import json, sys
+s = json.load(open(sys.argv[1]))
+o = s["configs"][1]["batches"][0]["outputs"][0]
+assert eval(sys.argv[2]), (s["verdict"], s.get("verdict_reason"), o)
+PY
+}
+
+# 5. infinities alone compared nothing; one finite element besides them is a comparison
+nothing="no finite value was compared: every valid element of cpu:model:fp32's outputs is an infinity the reference holds too"
+expect 1 "verdict: NOT TESTED.*
+$nothing" $Q validate --model sq.onnx --no-mask --inputs of_in.npz --expected of_exp.npz "${common[@]}" --outdir v5
+summary v5 's["verdict"] == "untested" and o["inf_matched"] == 4 and o["num_valid"] == 4'
+expect 1 "$nothing" $Q replay --model sq.onnx --no-mask --inputs of_in.npz --expected of_exp.npz --progress never \
+    --repeat 1 --outdir r5
+expect 0 "verdict: PASSED" $Q validate --model sq.onnx --no-mask --inputs mix_in.npz --expected mix_exp.npz \
+    "${common[@]}" --outdir v5mix
+summary v5mix 's["verdict"] == "passed" and o["inf_matched"] == 1'
+# merged shards (a batch each) keep the batch records' counts and the verdict
+SH=(validate --model sq.onnx --no-mask --inputs 'of*_in.npz' --expected 'of*_exp.npz' --configs expected,cpu:model:fp32
+    "${common[@]}" --outdir sh)
+expect 0 "prepared 2 shards by batch" $Q "${SH[@]}" --prepare-shards 2
+for i in 0 1; do $Q "${SH[@]}" --shard $i/2 >"sh$i.log" 2>&1; done
+expect 1 "NOT TESTED" $Q merge sh
+summary sh 's["verdict"] == "untested" and [b["outputs"][0]["inf_matched"] for b in s["configs"][1]["batches"]] == [4, 4]'
+
+# 3. the inputs file's outputs beside --expected: refused when they differ (only error.json made),
+#    judged when the same
+disagree="^ortqual (validate|replay): io_bad.npz: member 'logits' \(an output\) holds 1.0078218 at element \[0,0,0\], but .*/outputs_000.npz \(the expected file, the reference\) holds 0.00782177597 there: two saved references of one output disagree"
+one_line 2 "$disagree" $Q validate --model "$DL/decoder_lm_op18.onnx" --inputs io_bad.npz --expected "$DL/outputs_000.npz" \
+    "${common[@]}" --outdir v3
+[ "$(ls -A v3)" = "error.json" ] && ok "v3: only error.json" || bad "v3 holds $(ls -A v3 | tr '\n' ' ')"
+one_line 2 "$disagree" $Q replay --model "$DL/decoder_lm_op18.onnx" --inputs io_bad.npz --expected "$DL/outputs_000.npz" \
+    --ep cpu --progress never --outdir r3
+expect 0 "verdict: PASSED" $Q validate --model "$DL/decoder_lm_op18.onnx" --inputs "$DL/io.npz" \
+    --expected "$DL/outputs_000.npz" "${common[@]}" --outdir v3same
+# a reference other than the saved outputs: said once, before the run
+unjudged="ortqual validate: note: fin_io.npz holds saved outputs of the model \(y\); the reference is cpu:model:fp32, so they are not compared: put expected first in --configs"
+expect 1 "$unjudged" $Q validate --model sq.onnx --no-mask --inputs fin_io.npz --configs cpu:model:fp32 "${common[@]}" \
+    --outdir v3cfg
+out=$($Q validate --model sq.onnx --no-mask --inputs fin_in.npz --configs cpu:model:fp32 "${common[@]}" --outdir v3no 2>&1)
+grep -q "holds saved outputs" <<<"$out" && bad "a file without outputs has the note: $out" || ok "no outputs, no note"
+expect 1 "ortqual replay: note: fin_io.npz holds saved outputs of the model \(y\); the reference is ORT CPU \(--reference cpu\), so they are not compared: --reference expected" \
+    $Q replay --model sq.onnx --no-mask --inputs fin_io.npz --ep cuda --progress never --outdir r3cpu
+
+# 9. a float32 model judged at fp16's tolerances is said, in validate and replay
+loose="note: sq.onnx computes in float32 \(no attention or output of it is float16 or bfloat16\); %s judges it with fp16 tolerances \(rtol 0.01, atol 0.004; float32's: rtol 0.0001, atol 1e-05\)"
+# shellcheck disable=SC2059
+expect 0 "$(printf "$loose" "cpu:model:fp16")" $Q validate --model sq.onnx --no-mask --inputs fin_in.npz \
+    --expected fin_exp.npz --configs expected,cpu:model:fp16 "${common[@]}" --outdir v9
+# shellcheck disable=SC2059
+expect 0 "$(printf "$loose" "--precision fp16")" $Q replay --model sq.onnx --no-mask --inputs fin_in.npz \
+    --expected fin_exp.npz --precision fp16 --progress never --repeat 1 --outdir r9
+out=$($Q validate --model sq.onnx --no-mask --inputs fin_in.npz --expected fin_exp.npz "${common[@]}" --outdir v9own 2>&1)
+grep -q "judges it with" <<<"$out" && bad "fp32 at fp32 has the note: $out" || ok "fp32 at fp32, no note"
+
+# 10. an --expected file's lengths and event_indices say what the batch says
+one_line 2 "^ortqual validate: out_len.npz: member 'lengths' index 0: 1, but event 0 has 50 valid positions by the mask$" \
+    $Q validate --model "$DL/decoder_lm_op18.onnx" --inputs "$DL/inputs_000.npz" --expected out_len.npz \
+    "${common[@]}" --outdir v10len
+one_line 2 "^ortqual validate: out_ev.npz: event_indices\[0\] is 5 where .*/inputs_000.npz has event 0 \(numbered on from the files before it: it has no member 'event_indices'\): the saved outputs are of other events than their inputs" \
+    $Q validate --model "$DL/decoder_lm_op18.onnx" --inputs "$DL/inputs_000.npz" --expected out_ev.npz \
+    "${common[@]}" --outdir v10ev
+one_line 2 "^ortqual replay: out_len.npz: member 'lengths' index 0" $Q replay --model "$DL/decoder_lm_op18.onnx" \
+    --inputs "$DL/inputs_000.npz" --expected out_len.npz --progress never --outdir r10len
+expect 0 "verdict: PASSED" $Q validate --model "$DL/decoder_lm_op18.onnx" --inputs "$DL/inputs_000.npz" \
+    --expected out_ev0.npz "${common[@]}" --outdir v10ev0
+
+report
