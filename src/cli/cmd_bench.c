@@ -773,7 +773,8 @@ static int finish_args(cli_state *c)
                   "error per output, on valid elements: padding never enters it,\n"                             \
                   "as in validate; one over tolerance, or a NaN, fails the row;\n"                              \
                   "one of another shape than the model's for --inputs, or of\n"                                 \
-                  "another kind (int32 for a float32 output): exit 2)"),                                        \
+                  "another kind (int32 for a float32 output), or an output\n"                                   \
+                  "without one: exit 2)"),                                                                      \
     OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,                                                            \
                 "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"                                  \
                 "fp16...), repeatable (default: fp16's when the model computes in\n"                            \

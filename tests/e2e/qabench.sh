@@ -7,6 +7,8 @@
 # 7. a --mask-fraction that leaves a row no valid element is refused before anything runs (exit 2,
 #    naming the option), in --model (it was a failed row, exit 1) and in the attention sweep at
 #    any of its lengths (it ran the lengths before that one, then stopped);
+# 8. an --expected file without one of the model's outputs is refused (it PASSED, that output
+#    never compared and never named), as validate, replay and convert refuse it;
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 e2e_start
@@ -53,5 +55,15 @@ one_line 2 "$FRAC" "$Q" bench --variants cpu:decomposed:fp32 --seq-lens 64,4 --m
 # at length 8 round(0.8) = 1 position stays valid: the sweep runs
 expect 0 "PASSED" "$Q" bench --variants cpu:decomposed:fp32 --seq-lens 64,8 --mask-fraction 0.9 --modes masked \
     --num-heads 1 --head-dim 8 "${RUN[@]}" --outdir e7c
+
+# 8. decoder_lm has outputs logits and hidden: a file with logits alone
+$PY -c 'import numpy as np, sys; z = np.load(sys.argv[1]); np.savez("logits.npz", logits=z["logits"])' \
+    "$LM/outputs_000.npz" || bad "making logits.npz"
+one_line 2 "^ortqual bench: logits.npz: no tensor for the model's output hidden float32 \[batch,seq,32\] \(every output is compared with its saved values\)$" \
+    "$Q" bench --model "$LM/decoder_lm_op18.onnx" --inputs "$LM/inputs_000.npz" --expected logits.npz "${RUN[@]}" --outdir e8
+expect 2 "logits.npz: no member 'hidden' for the model's output hidden" "$Q" validate --model "$LM/decoder_lm_op18.onnx" \
+    --inputs "$LM/inputs_000.npz" --expected logits.npz --no-plots --outdir v8
+expect 0 "PASSED" "$Q" bench --model "$LM/decoder_lm_op18.onnx" --inputs "$LM/inputs_000.npz" --expected "$LM/outputs_000.npz" \
+    "${RUN[@]}" --outdir e8ok
 
 report
