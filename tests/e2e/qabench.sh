@@ -9,6 +9,8 @@
 #    any of its lengths (it ran the lengths before that one, then stopped);
 # 8. an --expected file without one of the model's outputs is refused (it PASSED, that output
 #    never compared and never named), as validate, replay and convert refuse it;
+# 2. replay --ep cpu against a stripped copy of its own ORT (or one without the build-id note)
+#    compares ORT with itself: refused (it PASSED with max|err| 0); another build still runs.
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 e2e_start
@@ -66,4 +68,19 @@ expect 2 "logits.npz: no member 'hidden' for the model's output hidden" "$Q" val
 expect 0 "PASSED" "$Q" bench --model "$LM/decoder_lm_op18.onnx" --inputs "$LM/inputs_000.npz" --expected "$LM/outputs_000.npz" \
     "${RUN[@]}" --outdir e8ok
 
+# 2. the loaded ORT stripped (strip keeps the ELF build-id note), and with the note removed
+REP=(replay --model "$LM/decoder_lm_op18.onnx" --inputs "$LM/inputs_000.npz" --ep cpu --repeat 1 --warmup 0)
+strip --strip-unneeded -o "$T/stripped.so" "$OQ_ORT_LIB" && objcopy --remove-section .note.gnu.build-id "$T/stripped.so" "$T/noid.so" ||
+    bad "strip/objcopy"
+cmp -s "$T/stripped.so" "$OQ_ORT_LIB" && bad "the stripped copy is byte-identical: the check would not bite"
+SELF="^ortqual replay: --ep cpu judged against ORT CPU of the same build compares ORT with itself \(--reference-ort-lib"
+one_line 2 "$SELF $T/stripped.so is the build \(the same ELF build-id: a stripped or patched copy\) of the library the replay loads, $(realpath "$OQ_ORT_LIB")\): it passes" \
+    "$Q" "${REP[@]}" --reference-ort-lib "$T/stripped.so" --outdir r2a
+one_line 2 "$SELF $T/noid.so is the build \(the same version and build info, one of the two without an ELF build-id\) of" \
+    "$Q" "${REP[@]}" --reference-ort-lib "$T/noid.so" --outdir r2b
+[ ! -e r2a ] && [ ! -e r2b ] && ok "the same build: nothing written" || bad "the same build: a folder was made"
+# another build without its note is another version: compared, as before
+need_ort130
+strip --strip-unneeded -o "$T/other.so" "$ORT130" && objcopy --remove-section .note.gnu.build-id "$T/other.so" || bad "strip 1.30"
+expect 0 "PASSED" "$Q" "${REP[@]}" --reference-ort-lib "$T/other.so" --outdir r2c
 report
