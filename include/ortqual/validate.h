@@ -675,19 +675,24 @@ typedef enum oq_same_ort {
     OQ_SAME_ORT_NONE = 0, /* another build, or a library that does not load (the run says why) */
     OQ_SAME_ORT_ONE_LIB,  /* no reference_ort_lib: one library on both sides */
     OQ_SAME_ORT_FILE,     /* reference_ort_lib loads the file ort_lib loads (another path, a link) */
-    OQ_SAME_ORT_COPY      /* reference_ort_lib is a copy of that file */
+    OQ_SAME_ORT_COPY,     /* reference_ort_lib is a copy of that file */
+    OQ_SAME_ORT_BUILD_ID, /* another file with that file's ELF build-id (the linker's, which strip
+                             keeps): that build, stripped or patched */
+    OQ_SAME_ORT_BUILD_INFO /* another file, one of the two without a build-id, whose ORT reports that
+                              file's version and build info (GetBuildInfoString: its commit, its
+                              build type) */
 } oq_same_ort;
 
 typedef struct oq_self_comparison {
     size_t config;        /* the configuration under test (an index of o->configs, 1 or more) */
     oq_same_ort same;
-    char lib[4096];       /* the real file ort_lib loads (OQ_SAME_ORT_FILE and _COPY), else "" */
+    char lib[4096];       /* the real file ort_lib loads (OQ_SAME_ORT_FILE, _COPY, _BUILD_ID, _BUILD_INFO), else "" */
 } oq_self_comparison;
 
 /* A configuration under test that runs what the reference (configs[0]) runs: both the --model
  * file as it is on one runtime with one kernel (fp32 and fp16 change only the tolerance; tf32 is
- * another run), on the same ORT (no reference_ort_lib, or one that loads ort_lib's real file or
- * a copy of it, learned by loading each in a child). Compared with itself it passes and proves
+ * another run), on the same ORT (no reference_ort_lib, or one that loads ort_lib's real file, a
+ * copy of it, or another file of its build: OQ_SAME_ORT_BUILD_*; learned by loading each in a child). Compared with itself it passes and proves
  * nothing: OQ_ERR_INVALID_ARG naming both, as oq_validate_run refuses it before anything is
  * made; *found (may be NULL) says which and why, for a caller that words it in its own options
  * (zeroed when there is none). OQ_OK when there is none. */

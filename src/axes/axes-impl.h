@@ -52,4 +52,26 @@ int oq_input_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, co
 oq_status oq_seq_axes_check_model(const char *label, const oq_model_info *mi, const char *mask_input,
                                   const oq_seq_axis *seq_axes, size_t n, oq_err *err);
 
+/* The finite-input rule (finite.c): how the inputs of one batch are read. */
+typedef struct oq_finite_rule {
+    const oq_axes_rule *axes; /* tells each input's mask axes (B and L: the mask's) */
+    const int64_t *lengths;   /* each event's valid length; NULL: no mask, every element is valid */
+    const unsigned *uses;     /* per input (inputuse-impl.h), or NULL: an additive mask may hold -inf */
+    int all;                  /* the model reads padding too (ortqual's sdpa model): every element */
+    /* names an event in messages ("event 7 (index 2 in the file)"); NULL: "event N" */
+    const char *(*event_name)(const void *ctx, int64_t event, char *buf, size_t n);
+    const void *event_ctx;
+} oq_finite_rule;
+/* Every valid element of every floating-point input t[0..n) finite (t[i] NULL: not checked, an
+ * input made here): a NaN or an infinity there is in the input, not in the model, and would make
+ * the reference "pass" with NaN outputs, or a timing time NaN. Valid: the positions inside each
+ * event's prefix along the axes oq_input_mask_axes tells (two candidates are not guessed between:
+ * the input is then read whole); all elements of any other input. OQ_ERR_FORMAT naming `path`,
+ * the input, the event and position (else the element) and why. */
+oq_status oq_inputs_check_finite(const oq_finite_rule *f, const oq_tensor *const *t, size_t n, const char *path,
+                                 oq_err *err);
+/* Element e of t as the event and position the axes `a` say, and its index among the other
+ * axes' elements of that (event, position), in C order. */
+void oq_element_event(const oq_tensor *t, oq_mask_axes a, int64_t e, int64_t *event, int64_t *pos, int64_t *within);
+
 #endif

@@ -152,8 +152,12 @@ oq_status oq_bench_config_json(const oq_bench_opts *o, json_t **out, oq_err *err
 /* Now, ISO 8601 UTC to the second ("2026-12-06T06:00:00Z"): a sweep's start and end. */
 void oq_bench_utc_now(char buf[32]);
 /* Event lengths of B rows of L as the attention sweep's masked batches make them
- * (length_policy, mask_fraction, seed). */
+ * (length_policy, mask_fraction, seed). A mask_fraction that leaves a row of L no valid
+ * element is OQ_ERR_INVALID_ARG naming opts.mask_fraction. */
 oq_status oq_bench_event_lengths(const oq_bench_opts *o, int64_t B, int64_t L, int64_t *lengths, oq_err *err);
+/* Whether rows of padded length L keep a valid element under o's length policy and fraction:
+ * checked for every length before anything runs (the sweep and --model alike), not a row. */
+oq_status oq_bench_check_fraction(const oq_bench_opts *o, int64_t L, oq_err *err);
 
 /* The sweep of a model of the user's (o->model_path). */
 oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,

@@ -28,11 +28,21 @@ oq_status oq_bench_event_lengths(const oq_bench_opts *o, int64_t B, int64_t L, i
     eo.pad_to_max_len = 1;
     oq_events *ev = NULL;
     oq_status st = oq_events_create(&eo, &ev, err);
+    if (st == OQ_ERR_INVALID_ARG && eo.policy == OQ_LENGTH_FRACTION) /* the option's, not the events' words */
+        return oq_err_set(err, st, "opts.mask_fraction %g leaves no valid element at length %lld (padding "
+                          "%g of %lld positions rounds to all of them; every row needs one valid position)",
+                          o->mask_fraction, (long long)L, o->mask_fraction, (long long)L);
     /* balanced makes a batch of one the spread's mean (events.h), so that --mask-fraction's mean
      * share of padding holds at B = 1 too */
     if (!st) memcpy(lengths, oq_events_lengths(ev), (size_t)B * sizeof *lengths);
     oq_events_free(ev);
     return st;
+}
+
+oq_status oq_bench_check_fraction(const oq_bench_opts *o, int64_t L, oq_err *err)
+{
+    int64_t one;
+    return oq_bench_event_lengths(o, 1, L, &one, err);
 }
 
 /* Uniform in [0, 1): the top 53 bits of the generator. */

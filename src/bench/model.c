@@ -39,6 +39,7 @@ typedef struct model_sweep {
     int has_contract;          /* the model's mask contract names its mask input: */
     char contract[256];
     oq_index_routes *tables;   /* per input of mi: the tables it indexes (inputuse-impl.h) */
+    unsigned *uses;            /* per input of mi: how the graph uses it (an additive mask may hold -inf) */
 } model_sweep;
 
 typedef struct sweep_ctx_model {
@@ -53,6 +54,7 @@ static void sweep_clear(model_sweep *m)
     free(m->points);
     free(m->lengths);
     free(m->tables);
+    free(m->uses);
     oq_bench_mask_clear(&m->mask);
     oq_npz_free(m->inputs);
     oq_npz_free(m->expected);
@@ -124,7 +126,7 @@ static int batch_member(const char *name)
 }
 
 /* Each expected tensor must name a model output (or input, or one of ortqual's batch members):
- * another name is most likely an output's misspelt. */
+ * another name is most likely an output's misspelt; and each output has one, as validate wants. */
 static oq_status check_expected(const model_sweep *m, const char *model_path, oq_err *err)
 {
     oq_status st = check_has_arrays(m->expected, err);
@@ -139,15 +141,18 @@ static oq_status check_expected(const model_sweep *m, const char *model_path, oq
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: tensor '%s' is not an output of %s", m->expected->path,
                               name, model_path);
     }
-    size_t named = 0;
     for (size_t k = 0; !st && k < m->mi->n_outputs; k++) {
         const oq_io_info *io = &m->mi->outputs[k];
         const oq_tensor *t = oq_npz_get(m->expected, io->name);
-        named += t != NULL;
-        if (t) st = oq_compare_check_kind(t, io->name, (oq_dtype)io->elem_type, m->expected->path, err);
+        char want[256];
+        if (!t) /* left out, it would pass uncompared: validate, replay and convert refuse it too */
+            return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s: no tensor for the model's output %s %s %s (every output is "
+                              "compared with its saved values)", m->expected->path, io->name,
+                              io->elem_type ? oq_dtype_name((oq_dtype)io->elem_type) : "",
+                              oq_io_declared_str(io, want, sizeof want));
+        st = oq_compare_check_kind(t, io->name, (oq_dtype)io->elem_type, m->expected->path, err);
     }
-    if (st || named) return st;
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: no tensor named after an output of the model", m->expected->path);
+    return st;
 }
 
 /* An input with a default (the initializer of its name) runs with it: bench feeds the inputs
@@ -464,6 +469,60 @@ static oq_status expected_mask(const oq_bench_opts *o, model_sweep *m, oq_err *e
     return st;
 }
 
+/* ---- each point's mask and --inputs, before any session ------------------------------ */
+
+/* Point p's mask lengths where the finite rule reads them: the --inputs file's mask under the
+ * contract (one that breaks it: NULL, the inputs then read whole, as validate reads an input
+ * whose positions it cannot tell), else the generated mask's. */
+static oq_status point_lengths(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p,
+                               int64_t **lengths, oq_err *err)
+{
+    const oq_bench_input_info *k = &p->inputs[p->mask];
+    *lengths = calloc(k->shape[0] > 0 ? (size_t)k->shape[0] : 1, sizeof **lengths);
+    if (!*lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_err broken = {0};
+    if (strcmp(k->source, "npz"))
+        return oq_bench_event_lengths(o, k->shape[0], k->shape[1], *lengths, err);
+    if (oq_mask_check_polarity(oq_npz_get(m->inputs, k->name), NULL, m->polarity, *lengths, &broken))
+        free(*lengths), *lengths = NULL;
+    return OQ_OK;
+}
+
+/* The --inputs tensors of point p held to validate's finite-input rule (axes-impl.h): a NaN or
+ * an infinity at a valid position is the file's error (exit 2, naming the element), not a failed
+ * row nor a timing of NaNs. */
+static oq_status point_finite(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p, oq_err *err)
+{
+    const oq_tensor **t = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *t);
+    if (!t) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < p->n_inputs; i++)
+        if (!strcmp(p->inputs[i].source, "npz")) t[i] = oq_npz_get(m->inputs, p->inputs[i].name);
+    int64_t *lengths = NULL;
+    oq_status st = p->mask >= 0 ? point_lengths(o, m, p, &lengths, err) : OQ_OK;
+    const oq_bench_input_info *k = p->mask >= 0 ? &p->inputs[p->mask] : NULL;
+    oq_axes_rule r = {o->model_path, m->mi, k ? k->name : NULL, 0, NULL, k ? k->shape[0] : 0, k ? k->shape[1] : 0};
+    oq_finite_rule f = {&r, lengths, m->uses, 0, NULL, NULL};
+    if (!st) st = oq_inputs_check_finite(&f, t, p->n_inputs, o->inputs_path, err);
+    free(lengths);
+    free(t);
+    return st;
+}
+
+/* Every point's generated mask keeps a valid element per row (an impossible --mask-fraction is
+ * refused here, exit 2, as the attention sweep refuses it: not a failed row), and with --inputs
+ * each point's inputs pass the finite rule. */
+static oq_status check_points(const oq_bench_opts *o, const model_sweep *m, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < m->n_points; i++) {
+        const oq_bench_point *p = &m->points[i];
+        if (p->mask >= 0 && strcmp(p->inputs[p->mask].source, "npz"))
+            st = oq_bench_check_fraction(o, p->inputs[p->mask].shape[1], err);
+        if (!st && m->inputs) st = point_finite(o, m, p, err);
+    }
+    return st;
+}
+
 /* ---- the mask input ------------------------------------------------------------------ */
 
 void oq_bench_mask_clear(oq_bench_mask *m)
@@ -552,18 +611,16 @@ oq_status oq_bench_choose_mask(const oq_bench_opts *o, const oq_model_info *mi, 
  * graph's uses of the mask agree (inputuse-impl.h, OQ_USE_SAYS_*). */
 static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
-    unsigned *uses = NULL;
     /* the tables each input indexes too (check_int_table); a contract's mask is not the graph's */
     oq_status st =
-        oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &uses, &m->tables, NULL, err);
-    if (!st && m->has_contract) free(uses), uses = NULL;
+        oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &m->uses, &m->tables, NULL, err);
+    const unsigned *uses = m->has_contract ? NULL : m->uses;
     if (!st) st = oq_bench_choose_mask(o, m->mi, uses, m->has_contract ? m->contract : NULL, &m->mask, err);
     unsigned says = !st && uses && m->mask.index >= 0 ? oq_uses_polarity(uses[m->mask.index]) : 0;
     if (says && !strcmp(m->polarity_source, "default")) {
         m->polarity = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
         m->polarity_source = "graph";
     }
-    free(uses);
     return st;
 }
 
@@ -596,6 +653,7 @@ static oq_status sweep_prepare(const oq_bench_opts *o, model_sweep *m, oq_err *e
     if (!st) st = check_generated_opts(o, m, err);
     if (!st) st = check_polarity(o, &m->points[0], err);
     if (!st && o->seq_dim) st = check_seq_dim(o->seq_dim, m, err);
+    if (!st) st = check_points(o, m, err);
     if (!st && m->expected && m->n_points == 1) st = check_expected_shapes(m, err);
     if (!st && m->expected) st = expected_mask(o, m, err);
     if (st) sweep_clear(m);

@@ -111,6 +111,10 @@ static oq_status check_opts(const oq_bench_opts *o, oq_err *err)
     if (!(o->mask_fraction >= 0 && o->mask_fraction < 1))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask fraction %g: must be in [0, 1)",
                           o->mask_fraction);
+    for (size_t i = 0; (o->modes & OQ_BENCH_MASKED) && i < o->n_seq_lens; i++) {
+        oq_status st = oq_bench_check_fraction(o, o->seq_lens[i], err); /* every length, not the first row's */
+        if (st) return st;
+    }
     if (o->heads < 1 || o->kv_heads < 1 || o->head_dim < 1 || o->heads % o->kv_heads)
         return oq_err_set(err, OQ_ERR_INVALID_ARG,
                           "heads %d, kv heads %d, head dim %d: all >= 1 and kv heads dividing heads",

@@ -743,8 +743,9 @@ static int finish_args(cli_state *c)
     OQ_OPT_CALLBACK("model", "M.onnx", set_once, &o->model_path, "the model to time, run as it is"),            \
     OQ_OPT_CALLBACK("inputs", "FILE.npz", set_once, &o->inputs_path,                                            \
                   "tensors used as they are, matched to the model's inputs by\n"                                \
-                  "name (other members are ignored); a wrong dtype, rank or size\n"                             \
-                  "is a usage error"),                                                                          \
+                  "name (other members are ignored); a wrong dtype, rank or size,\n"                            \
+                  "or a NaN or inf at a valid position (validate's rule), is a\n"                               \
+                  "usage error"),                                                                               \
     OQ_OPT_CALLBACK("shape", "INPUT=d0,d1,...", set_model_arg, c,                                               \
                     "the shape of a generated input (repeatable); an entry may name\n"                          \
                     "a dimension given with --dim or --sweep: --shape x=1,L,16"),                               \
@@ -772,7 +773,8 @@ static int finish_args(cli_state *c)
                   "error per output, on valid elements: padding never enters it,\n"                             \
                   "as in validate; one over tolerance, or a NaN, fails the row;\n"                              \
                   "one of another shape than the model's for --inputs, or of\n"                                 \
-                  "another kind (int32 for a float32 output): exit 2)"),                                        \
+                  "another kind (int32 for a float32 output), or an output\n"                                   \
+                  "without one: exit 2)"),                                                                      \
     OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,                                                            \
                 "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"                                  \
                 "fp16...), repeatable (default: fp16's when the model computes in\n"                            \
@@ -793,7 +795,8 @@ static int finish_args(cli_state *c)
                     "fraction: every event round((1-F)L) long; balanced/uniform:\n"                             \
                     "lengths from round((1-2F)L) (>= 1) to L (balanced, batch 1:\n"                             \
                     "one event of their mean); refused with\n"                                                  \
-                    "--length-policy fixed or --modes unmasked (no padding)"),                                  \
+                    "--length-policy fixed or --modes unmasked (no padding), and\n"                             \
+                    "where round((1-F)L) is 0 at a length (no valid element)"),                                 \
     OQ_OPT_NUMBER("seed", "N", &o->seed, 0, INT64_MAX, "inputs seed (default 12345)")
 
 /* how the runs are made and timed */

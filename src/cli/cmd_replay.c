@@ -21,9 +21,11 @@ static const char head[] =
 "and the repeated calls, and summarizes ORT's profile (nodes and time per execution\n"
 "provider). Both runs use --ort-lib; --reference-ort-lib runs the CPU reference on another\n"
 "ORT build (e.g. 1.29 against 1.30), so one set of inputs compares two runtime versions.\n"
-"--ep cpu against ORT CPU of the same build (the same file, or a copy) runs one session twice,\n"
-"whatever --precision says (on cpu it is only the tolerance): refused, exit 2; give --expected,\n"
-"--reference-ort-lib OTHER.so, or --ep cuda or a plugin EP.\n"
+"--ep cpu against ORT CPU of the same build runs one session twice, whatever --precision says\n"
+"(on cpu it is only the tolerance): refused, exit 2; give --expected, --reference-ort-lib\n"
+"OTHER.so, or --ep cuda or a plugin EP. The same build: the same file, a copy, or another\n"
+"file with the same ELF build-id (strip keeps it), or, where either has none, the same\n"
+"version and build info (ORT's GetBuildInfoString: a stripped or patched copy).\n"
 "PASSED needs the replayed configuration to have run and been compared (docs/verdicts.md).\n";
 
 static const char foot[] =
@@ -69,7 +71,14 @@ static int refuse_self_comparison(struct replay_args *a)
     if (f.same == OQ_SAME_ORT_ONE_LIB) snprintf(why, sizeof why, "one ORT library on both sides");
     else
         snprintf(why, sizeof why, "--reference-ort-lib %s is %sthe library the replay loads, %s",
-                 oq_cli_shown(a->o.reference_ort_lib), f.same == OQ_SAME_ORT_COPY ? "a copy of " : "", oq_cli_shown(f.lib));
+                 oq_cli_shown(a->o.reference_ort_lib),
+                 f.same == OQ_SAME_ORT_COPY         ? "a copy of "
+                 : f.same == OQ_SAME_ORT_BUILD_ID   ? "the build (the same ELF build-id: a stripped or patched "
+                                                      "copy) of "
+                 : f.same == OQ_SAME_ORT_BUILD_INFO ? "the build (the same version and build info, one of the two "
+                                                      "without an ELF build-id) of "
+                                                    : "",
+                 oq_cli_shown(f.lib));
     oq_cli_error_in("replay",
             "--ep cpu judged against ORT CPU of the same build compares ORT with itself (%s): it "
             "passes and proves nothing (on cpu --precision and --tolerance change only the tolerance); judge it "

@@ -32,6 +32,10 @@ oq_status oq_ep_attach(oq_runtime *rt, OrtSessionOptions *so, const oq_session_o
  * code may have run, and a CUDA EP's driver state and threads do not survive a fork. */
 int oq_runtime_ep_loaded(void);
 
+/* The loaded library's ELF build-id (its NT_GNU_BUILD_ID note, which strip keeps) as lowercase
+ * hex into hex[n]: 1, else 0 with hex "" (a library linked without one). */
+int oq_runtime_build_id(const oq_runtime *rt, char *hex, size_t n);
+
 /* Lets oq_runtime_load(NULL) look for ORT in the project's layout around the executable
  * (build tree, make install): called by ownlayout.c, which only ortqual's own programs link. */
 void oq_runtime_own_layout(void);

@@ -164,8 +164,10 @@ np.savez(t + "/allnan.npz", out=np.full_like(out, np.nan))
 np.savez(t + "/be.npz", **dict(z, features=z["features"].astype(">f4")))
 np.savez(t + "/fortran.npz", **dict(z, features=np.asfortranarray(z["features"])))
 f = z["features"].copy()
-f[0, 0, 0] = np.nan
+f[2, 40, 0] = np.nan  # event 2's padding (7 valid): allowed, yet the attention spreads it
 np.savez(t + "/nanin.npz", **dict(z, features=f))
+f[0, 0, 0] = np.nan   # a valid position: the file's error
+np.savez(t + "/nanvalid.npz", **dict(z, features=f))
 EOF
 expect 0 "batch=3 seq=56 +ok" "$Q" bench "${TX[@]}" --inputs "$IO" --expected "$T/f64.npz" --outdir "$T/x64"
 if "$PY" - "$T/x64/summary.json" <<'EOF'; then ok "float64 --expected of a float32 output: the fp32 preset"; else bad "float64 --expected"; fi
@@ -189,8 +191,10 @@ xbad "^ortqual bench: tolerance for output 'nosuch': the model has no such outpu
 # (the valid elements only: 88 positions of 3; the padded ones are no part of the errors)
 expect 1 "failed .*output 'out': non-finite values: 264 NaN in $T/allnan.npz; 264 elements over tolerance" \
     "$Q" bench "${TX[@]}" --inputs "$IO" --expected "$T/allnan.npz" --outdir "$T/xnan"
-expect 1 "failed .*output 'out': non-finite values: [0-9]+ NaN in the output; [0-9]+ elements over tolerance" \
+expect 1 "failed .*output 'out': non-finite values: 21 NaN in the output; 21 elements over tolerance" \
     "$Q" bench "${TX[@]}" --inputs "$T/nanin.npz" --expected "$IO" --outdir "$T/xnanin"
+xbad "^ortqual bench: $T/nanvalid.npz: input 'features': event 0 position 0 \(element 0 of it\) is NaN: valid positions must be finite$" \
+    --inputs "$T/nanvalid.npz" --expected "$IO"
 if "$PY" - "$T/xnan" "$T/xnanin" <<'EOF'; then ok "NaN on either side: counted, max abs err null"; else bad "NaN reported as a number"; fi
 import csv, json, sys
 for d, out_nan, exp_nan in ((sys.argv[1], 0, 264), (sys.argv[2], None, 0)):

@@ -957,7 +957,9 @@ static void test_batch_axis_of_any_name(void **state)
     remove_dir(dir);
 }
 
-/* Integer and bool outputs against --expected: exact; one id changed fails the row by name. */
+/* Integer, bool and bfloat16 outputs against --expected: exact for the first two; one id changed
+ * fails the row by name. Every output has its tensor (one left out is refused, as validate
+ * refuses it: it would pass uncompared). */
 static void test_integer_outputs_expected(void **state)
 {
     (void)state;
@@ -970,35 +972,48 @@ static void test_integer_outputs_expected(void **state)
     write_typed_model(path, "batch", "seq", 0);
     oq_err err = {0};
     const int64_t xs[] = {1, 2, 4}, ps[] = {1, 2};
-    oq_tensor *x = NULL, *pred = NULL, *pos = NULL;
+    oq_tensor *x = NULL, *pred = NULL, *pos = NULL, *half = NULL, *i32 = NULL;
     assert_int_equal(oq_tensor_create(&x, OQ_DTYPE_FLOAT32, 3, xs, "x", &err), OQ_OK);
     assert_int_equal(oq_tensor_create(&pred, OQ_DTYPE_INT64, 2, ps, "pred", &err), OQ_OK);
     assert_int_equal(oq_tensor_create(&pos, OQ_DTYPE_BOOL, 3, xs, "pos", &err), OQ_OK);
-    const float xv[] = {0.5f, -1, 2, 0, -3, -2, -1, -4};
+    /* (numpy has no bfloat16: saved as float32, as PyTorch's outputs would be) */
+    assert_int_equal(oq_tensor_create(&half, OQ_DTYPE_FLOAT32, 3, xs, "half", &err), OQ_OK);
+    assert_int_equal(oq_tensor_create(&i32, OQ_DTYPE_INT32, 3, xs, "i32", &err), OQ_OK);
+    const float xv[] = {0.5f, -1, 2, 0, -3, -2, -1, -4}; /* each exact in bfloat16 and in int32 */
     memcpy(x->data, xv, sizeof xv);
     ((int64_t *)pred->data)[0] = 2;
     ((int64_t *)pred->data)[1] = 2;
-    for (size_t i = 0; i < 8; i++) ((uint8_t *)pos->data)[i] = xv[i] > 0;
+    for (size_t i = 0; i < 8; i++) {
+        ((uint8_t *)pos->data)[i] = xv[i] > 0;
+        oq_tensor_set_f64(half, (int64_t)i, xv[i]);
+        ((int32_t *)i32->data)[i] = (int32_t)xv[i];
+    }
     assert_int_equal(oq_npz_write(in_path, 1, (const oq_tensor *const *)&x, 0, 0, &err), OQ_OK);
-    const oq_tensor *outs[] = {pred, pos};
-    assert_int_equal(oq_npz_write(good, 2, outs, 0, 0, &err), OQ_OK);
-    ((int64_t *)pred->data)[1] = 0;
-    assert_int_equal(oq_npz_write(bad, 2, outs, 0, 0, &err), OQ_OK);
+    const oq_tensor *outs[] = {pred, pos, half, i32};
+    assert_int_equal(oq_npz_write(good, 4, outs, 0, 0, &err), OQ_OK);
     oq_bench_rows *rows = sweep_typed(path, "seq=2", "batch=1", NULL, in_path, good, OQ_OK, &err);
     const oq_bench_row *r = &rows->rows[0];
     if (r->status != OQ_BENCH_OK) fail_msg("%s", r->error);
-    assert_int_equal(r->n_outputs, 2);
-    assert_true(r->outputs[0].passed && r->outputs[1].passed);
+    assert_int_equal(r->n_outputs, 4);
+    for (size_t i = 0; i < 4; i++) assert_true(r->outputs[i].passed);
     oq_bench_rows_free(rows);
+    ((int64_t *)pred->data)[1] = 0;
+    assert_int_equal(oq_npz_write(bad, 4, outs, 0, 0, &err), OQ_OK);
     rows = sweep_typed(path, "seq=2", "batch=1", NULL, in_path, bad, OQ_OK, &err);
     r = &rows->rows[0];
     assert_int_equal(r->status, OQ_BENCH_FAILED);
     assert_non_null(strstr(r->error, "output 'pred'"));
     assert_int_equal(r->n_samples, 2);
     oq_bench_rows_free(rows);
+    /* i32 left out: refused before any session, naming it */
+    assert_int_equal(oq_npz_write(bad, 3, outs, 0, 1, &err), OQ_OK);
+    assert_null(sweep_typed(path, "seq=2", "batch=1", NULL, in_path, bad, OQ_ERR_NOT_FOUND, &err));
+    assert_non_null(strstr(err.msg, "no tensor for the model's output i32 int32 [batch,seq,4]"));
     oq_tensor_free(x);
     oq_tensor_free(pred);
     oq_tensor_free(pos);
+    oq_tensor_free(half);
+    oq_tensor_free(i32);
     remove_dir(dir);
 }
 

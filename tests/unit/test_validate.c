@@ -3085,7 +3085,8 @@ static void worker_sees_external_data_change(void **state)
 /* A configuration that runs what the reference runs (the --model file as it is on one runtime
  * and kernel: fp16 changes only the tolerance) on the same ORT passes and proves nothing: the
  * library refuses it, for a library caller as for validate and replay (the tool refused it,
- * oq_validate_run ran it and said PASSED); a copy of the library is the same ORT, and the saved
+ * oq_validate_run ran it and said PASSED); a copy of the library is the same ORT, stripped too
+ * (its ELF build-id, else its version and build info: it passed as another build), and the saved
  * outputs as the reference make it two comparisons. */
 /* A caller's words for the API's: brackets, so that a text that went through them shows. */
 static const char *bracketed(const char *text, char *buf, size_t n)
@@ -3179,6 +3180,17 @@ static void self_comparison_refused(void **state)
     assert_string_equal(f.lib, real);
     free(real);
     assert_non_null(strstr(err.msg, "a copy of the others'"));
+    /* stripped, the copy is no longer the same bytes, but strip keeps the ELF build-id */
+    snprintf(cmd, sizeof cmd, "strip --strip-unneeded '%s'", copy);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(oq_validate_self_comparison(&o, &f, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(f.same, OQ_SAME_ORT_BUILD_ID);
+    assert_non_null(strstr(err.msg, "another file with the ELF build-id of the others'"));
+    /* without the note: the same version and build info */
+    snprintf(cmd, sizeof cmd, "objcopy --remove-section .note.gnu.build-id '%s'", copy);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(oq_validate_self_comparison(&o, &f, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(f.same, OQ_SAME_ORT_BUILD_INFO);
     /* two comparisons with the saved outputs: none with itself */
     oq_config_parse("expected", &cfg[0], NULL);
     oq_config_parse("cpu:model:fp32", &cfg[2], NULL);
