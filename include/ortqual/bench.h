@@ -347,6 +347,14 @@ OQ_API void oq_bench_opts_default(oq_bench_opts *o);
  * (bench/model_overhead.c). */
 OQ_API oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n, oq_tensor ***inputs,
                                        oq_err *err);
+/* The notes a run of o->model_path says once before it, as validate says them: each Gather
+ * whose indices nothing checks before the run (computed at run time, or a constant the folder
+ * does not fold; an input's are checked per batch), one line each ("Gather 'g': its indices 'ind'
+ * are computed at run time (...): not checked against its data's sizes, left to ONNX Runtime\n"),
+ * into *notes (malloc'ed, "" for none; free it). The model is read as the sweep reads it; a
+ * constant index outside its table is OQ_ERR_FORMAT, as the sweep refuses it. oq_bench_write_summary
+ * records them among the evidence's warnings. Added in the thirty-second session. */
+OQ_API oq_status oq_bench_model_notes(const oq_bench_opts *o, char **notes, oq_err *err);
 
 /* Why a row has no timings. Expected outcomes of a scaling sweep (the sweep
  * goes on and they do not make it fail): skipped (the variant does not apply:

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inspect/inputuse-impl.h"
 #include "inspect/inspect-impl.h"
 #include "ortqual/compare.h"
 #include "ortqual/status.h"
@@ -70,6 +71,24 @@ typedef struct oq_finite_rule {
  * the input, the event and position (else the element) and why. */
 oq_status oq_inputs_check_finite(const oq_finite_rule *f, const oq_tensor *const *t, size_t n, const char *path,
                                  oq_err *err);
+/* Event `event` in f's words ("event 7 (index 2 in the file)"), into buf; returns buf. */
+const char *oq_finite_event_str(const oq_finite_rule *f, int64_t event, char *buf, size_t n);
+/* Where element e of t is under f: "event E position P" where f's axes tell them (f->lengths set),
+ * else "element [i,j,..]" in C order; into buf, returned. */
+const char *oq_finite_element_str(const oq_finite_rule *f, const oq_tensor *t, int64_t e, char *buf, size_t n);
+/* The id check (ids.c), under the same rule of one batch's inputs: every element of each input
+ * t[i] (NULL: not checked) as the Casts on its way make it (tables[i], inputuse-impl.h; NULL: no
+ * tables), inside each table it indexes, padding included (the Gather reads it too). One outside
+ * makes ORT fail the whole run at the Gather, naming its node and not the file. OQ_ERR_FORMAT
+ * "PATH: input 'x' holds V at WHERE<oq_index_hit_str>: are these inputs this model's?", WHERE
+ * the event and position where f's axes tell them, else the element. */
+oq_status oq_inputs_check_ids(const oq_finite_rule *f, const oq_index_routes *tables, const oq_tensor *const *t,
+                              size_t n, const char *path, oq_err *err);
+/* What element h->element of t (h: oq_index_routes_check's hit on r) is to the model: ", which
+ * becomes 255 through Cast 'c' to uint8; the model's Gather 'g' reads a table of 3 rows (ids
+ * -3..2)", or ", which Cast 'c' to int64 leaves undefined (NaN: ONNX gives it no value) on its
+ * way to the model's Gather 'g'"; into buf, returned. */
+char *oq_index_hit_str(const oq_index_routes *r, const oq_tensor *t, const oq_index_hit *h, char *buf, size_t n);
 /* Element e of t as the event and position the axes `a` say, and its index among the other
  * axes' elements of that (event, position), in C order. */
 void oq_element_event(const oq_tensor *t, oq_mask_axes a, int64_t e, int64_t *event, int64_t *pos, int64_t *within);

@@ -90,8 +90,7 @@ void oq_element_event(const oq_tensor *t, oq_mask_axes a, int64_t e, int64_t *ev
     }
 }
 
-/* Event `event` in f's words, into buf. */
-static const char *event_str(const oq_finite_rule *f, int64_t event, char *buf, size_t n)
+const char *oq_finite_event_str(const oq_finite_rule *f, int64_t event, char *buf, size_t n)
 {
     if (f->event_name) return f->event_name(f->event_ctx, event, buf, n);
     snprintf(buf, n, "event %lld", (long long)event);
@@ -112,7 +111,7 @@ static oq_status non_finite_error(const oq_finite_rule *f, const oq_tensor *t, i
         char ev[96];
         oq_element_event(t, a, e, &event, &pos, &within);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s': %s position %lld (element %lld of "
-                          "it) is %s: %s", path, t->name, event_str(f, event, ev, sizeof ev),
+                          "it) is %s: %s", path, t->name, oq_finite_event_str(f, event, ev, sizeof ev),
                           (long long)pos, (long long)within, what,
                           f->all ? "every position must be finite, padding too (ortqual's sdpa model reads padded "
                                    "query, key and value rows: a zero weight times NaN is NaN)"

@@ -1,5 +1,7 @@
 /* summary.json of a sweep: the system, the options and every row. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -332,6 +334,21 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
     return run_opts_json(o, j, 25, out, err);
 }
 
+/* bench --model: the model's notes said before the run (oq_bench_model_notes: the Gathers whose
+ * indices ORT alone checks), with the other warnings, one line each. A model it cannot read
+ * again leaves them out: the sweep read and checked it, and they are notes, not results. */
+static void model_notes(const oq_bench_opts *o, json_t *warnings)
+{
+    char *notes = NULL;
+    oq_err e = {0};
+    if (!o->model_path || !json_is_array(warnings) || oq_bench_model_notes(o, &notes, &e)) return;
+    for (char *l = notes, *end; (end = strchr(l, '\n')); l = end + 1) {
+        *end = '\0';
+        json_array_append_new(warnings, oq_json_text(l));
+    }
+    free(notes);
+}
+
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
  * gathered after the sweep so every library the sessions loaded is listed; the library's
  * SHA-256 is the evidence's (a rebuild at the same path is another build). */
@@ -342,6 +359,7 @@ static json_t *system_json(oq_runtime *rt, const oq_bench_opts *o)
     /* entries passed to a newer ORT unchecked: with the evidence's, printed once by the tool */
     oq_session_config_warn(oq_runtime_version(rt), o->n_session_configs, o->session_config_keys,
                            o->session_config_values, json_object_get(ev, "warnings"));
+    model_notes(o, json_object_get(ev, "warnings"));
     json_t *sha = json_object_get(json_object_get(ev, "ort"), "library_sha256");
     return json_pack("{s:s,s:s,s:s,s:O,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
                      "ort_version", oq_runtime_version(rt), "ort_library", oq_runtime_lib_path(rt),

@@ -11,6 +11,7 @@
 #include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
 #include "core/core-impl.h"
+#include "inspect/idcast-impl.h"
 #include "inspect/inputuse-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/modelfile-impl.h"
@@ -62,13 +63,14 @@ static void sweep_clear(model_sweep *m)
     memset(m, 0, sizeof *m);
 }
 
-/* The tightest bound of the tables an input indexes (an embedding's rows, a GatherND position's
- * axis), whatever Casts it reaches them through, or NULL. */
+/* The tightest bound of the tables an input indexes as it is (an embedding's rows, a GatherND
+ * position's axis), or NULL; the routes through Casts are judged on the values they make. */
 static const oq_index_bound *tightest(const oq_index_routes *r)
 {
     const oq_index_bound *b = NULL;
     for (int k = 0; k < r->n; k++) {
         const oq_index_table *tb = &r->table[k];
+        if (r->casts[k].n) continue;
         if (tb->all.size > 0 && (!b || tb->all.size < b->size)) b = &tb->all;
         for (int j = 0; j < OQ_INDEX_TUPLE_MAX; j++)
             if (tb->tuple[j].size > 0 && (!b || tb->tuple[j].size < b->size)) b = &tb->tuple[j];
@@ -76,21 +78,54 @@ static const oq_index_bound *tightest(const oq_index_routes *r)
     return b;
 }
 
+/* The routes input `name` of m indexes tables through, or NULL. */
+static const oq_index_routes *routes_of(const model_sweep *m, const char *name)
+{
+    for (size_t i = 0; m->tables && i < m->mi->n_inputs; i++)
+        if (!strcmp(m->mi->inputs[i].name, name)) return &m->tables[i];
+    return NULL;
+}
+
+/* Generated integers `t` of input `in` (the whole range, or a point's) held to the id check's
+ * rule (axes-impl.h): a value outside a table as the Casts on its way make it (int64 -1 through
+ * uint8 is 255) makes ORT fail the run at the Gather, after the folder was written. */
+static oq_status judge_generated(const oq_bench_opts *o, const oq_index_routes *r, const oq_tensor *t,
+                                 const char *name, oq_err *err)
+{
+    oq_index_hit h;
+    oq_index_routes_check(r, t, &h);
+    if (h.element < 0) return OQ_OK;
+    char held[64], tail[1000];
+    oq_idval_str(oq_idval_of(t, h.element), held, sizeof held);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.int_lo,int_hi %lld,%lld: input '%s' is given %s%s",
+                      (long long)o->int_lo, (long long)o->int_hi, name, held, oq_index_hit_str(r, t, &h, tail, sizeof tail));
+}
+
+/* Ranges up to this many values are judged whole through the Casts; a wider one on each point's
+ * generated values (check_points). */
+#define RANGE_JUDGED (1 << 20)
+
 /* Generated integers must lie inside the table the input indexes: ORT fails the run at the
  * Gather otherwise, after the folder was written (validate checks a batch's ids the same way). */
 static oq_status check_int_table(const oq_bench_opts *o, const model_sweep *m, const oq_bench_input_info *in,
                                  oq_err *err)
 {
-    for (size_t i = 0; m->tables && i < m->mi->n_inputs; i++) {
-        const oq_index_bound *b = strcmp(m->mi->inputs[i].name, in->name) ? NULL : tightest(&m->tables[i]);
-        if (b && (o->int_hi > b->size - 1 || o->int_lo < -b->size))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "opts.int_lo,int_hi %lld,%lld: input '%s' indexes axis %lld of %s '%s', of size %lld "
-                              "(ids %lld..%lld)",
-                              (long long)o->int_lo, (long long)o->int_hi, in->name, (long long)b->axis, b->op,
-                              b->node, (long long)b->size, (long long)-b->size, (long long)b->size - 1);
-    }
-    return OQ_OK;
+    const oq_index_routes *r = routes_of(m, in->name);
+    const oq_index_bound *b = r ? tightest(r) : NULL;
+    if (b && (o->int_hi > b->size - 1 || o->int_lo < -b->size))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "opts.int_lo,int_hi %lld,%lld: input '%s' indexes axis %lld of %s '%s', of size %lld "
+                          "(ids %lld..%lld)",
+                          (long long)o->int_lo, (long long)o->int_hi, in->name, (long long)b->axis, b->op,
+                          b->node, (long long)b->size, (long long)-b->size, (long long)b->size - 1);
+    int64_t count = o->int_hi - o->int_lo + 1;
+    if (!r || !r->n || count > RANGE_JUDGED) return OQ_OK;
+    oq_tensor *t = NULL;
+    oq_status st = oq_tensor_create(&t, in->dtype, 1, &count, in->name, err);
+    for (int64_t i = 0; !st && i < count; i++) oq_tensor_set_f64(t, i, (double)(o->int_lo + i));
+    if (!st) st = judge_generated(o, r, t, in->name, err);
+    if (t) oq_tensor_free(t);
+    return st;
 }
 
 /* The range of generated integers must fit every integer input they fill. */
@@ -103,14 +138,12 @@ static oq_status check_int_range(const oq_bench_opts *o, const model_sweep *m, c
         {OQ_DTYPE_INT32, -2147483648.0, 2147483647.0}, {OQ_DTYPE_UINT64, 0, 9007199254740992.0},
         {OQ_DTYPE_INT64, -9007199254740992.0, 9007199254740992.0}};
     if (strcmp(in->fill, "integers")) return OQ_OK;
-    oq_status st = check_int_table(o, m, in, err);
-    if (st) return st;
     for (size_t i = 0; i < sizeof range / sizeof *range; i++)
         if (range[i].t == in->dtype && ((double)o->int_lo < range[i].lo || (double)o->int_hi > range[i].hi))
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "opts.int_lo,int_hi %lld,%lld: input '%s' is %s (%.0f..%.0f)",
                               (long long)o->int_lo, (long long)o->int_hi, in->name, oq_dtype_name(in->dtype),
                               range[i].lo, range[i].hi);
-    return OQ_OK;
+    return check_int_table(o, m, in, err); /* (the values fit its type) */
 }
 
 /* An empty archive is named as such: the checks below would blame its members' names. */
@@ -488,10 +521,11 @@ static oq_status point_lengths(const oq_bench_opts *o, const model_sweep *m, con
     return OQ_OK;
 }
 
-/* The --inputs tensors of point p held to validate's finite-input rule (axes-impl.h): a NaN or
- * an infinity at a valid position is the file's error (exit 2, naming the element), not a failed
- * row nor a timing of NaNs. */
-static oq_status point_finite(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p, oq_err *err)
+/* The --inputs tensors of point p held to validate's finite-input rule and id check (axes-impl.h):
+ * a NaN or an infinity at a valid position, or an id outside its table as the Casts on its way
+ * make it, is the file's error (exit 2, naming the element), not a failed row nor a timing of
+ * NaNs. */
+static oq_status point_file(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p, oq_err *err)
 {
     const oq_tensor **t = calloc(p->n_inputs ? p->n_inputs : 1, sizeof *t);
     if (!t) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -503,14 +537,32 @@ static oq_status point_finite(const oq_bench_opts *o, const model_sweep *m, cons
     oq_axes_rule r = {o->model_path, m->mi, k ? k->name : NULL, 0, NULL, k ? k->shape[0] : 0, k ? k->shape[1] : 0};
     oq_finite_rule f = {&r, lengths, m->uses, 0, NULL, NULL};
     if (!st) st = oq_inputs_check_finite(&f, t, p->n_inputs, o->inputs_path, err);
+    if (!st) st = oq_inputs_check_ids(&f, m->tables, t, p->n_inputs, o->inputs_path, err);
     free(lengths);
     free(t);
     return st;
 }
 
+/* A range too wide to judge whole (check_int_table): point p's generated integers judged as
+ * they are fed, where they reach a table through Casts. */
+static oq_status point_generated(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p, oq_err *err)
+{
+    int wide = o->int_hi - o->int_lo + 1 > RANGE_JUDGED, any = 0;
+    for (size_t i = 0; wide && m->tables && i < p->n_inputs; i++)
+        any |= !strcmp(p->inputs[i].fill, "integers") && m->tables[i].n;
+    if (!any) return OQ_OK;
+    oq_tensor **in = NULL;
+    oq_status st = oq_bench_make_inputs(o, m->polarity, m->inputs, p, &in, err);
+    for (size_t i = 0; !st && i < p->n_inputs; i++)
+        if (!strcmp(p->inputs[i].fill, "integers")) st = judge_generated(o, &m->tables[i], in[i], p->inputs[i].name, err);
+    if (in) oq_tensors_free(in, p->n_inputs);
+    return st;
+}
+
 /* Every point's generated mask keeps a valid element per row (an impossible --mask-fraction is
- * refused here, exit 2, as the attention sweep refuses it: not a failed row), and with --inputs
- * each point's inputs pass the finite rule. */
+ * refused here, exit 2, as the attention sweep refuses it: not a failed row), each point's
+ * generated ids fit their tables, and with --inputs each point's inputs pass the finite rule and
+ * the id check. */
 static oq_status check_points(const oq_bench_opts *o, const model_sweep *m, oq_err *err)
 {
     oq_status st = OQ_OK;
@@ -518,7 +570,8 @@ static oq_status check_points(const oq_bench_opts *o, const model_sweep *m, oq_e
         const oq_bench_point *p = &m->points[i];
         if (p->mask >= 0 && strcmp(p->inputs[p->mask].source, "npz"))
             st = oq_bench_check_fraction(o, p->inputs[p->mask].shape[1], err);
-        if (!st && m->inputs) st = point_finite(o, m, p, err);
+        if (!st && m->inputs) st = point_file(o, m, p, err);
+        if (!st) st = point_generated(o, m, p, err);
     }
     return st;
 }
@@ -568,22 +621,20 @@ static oq_status graph_mask(const oq_bench_opts *o, const oq_model_info *mi, con
         int rank2 = in->rank == 2 || in->rank < 0, like = oq_named_like_mask(in->name);
         int used = r == OQ_MASK_ROLE_SCORES || r == OQ_MASK_ROLE_OPERATOR;
         if ((int)i == named) continue;
-        if (named < 0 && rank2 && used) {
+        if (named < 0 && rank2 && oq_mask_role_taken(r)) {
             snprintf(found + strlen(found), sizeof found - strlen(found), "%s'%s'", n_found ? ", " : "", in->name);
-            if (!n_found++) out->index = (int)i, out->why = why;
+            if (!n_found++) out->index = (int)i, out->why = why, out->source = r == OQ_MASK_ROLE_NAME ? "name" : "graph";
             continue;
         }
         out->ones[i] = used || (like && !contract && r == OQ_MASK_ROLE_NAME);
         if (named < 0 && like && !*out->note)
             snprintf(out->note, sizeof out->note, "input '%s' is named like a mask but is not taken as the mask: %s",
-                     in->name, r == OQ_MASK_ROLE_NONE ? why : rank2 ? "the graph does not use it as one (it reaches "
-                     "no attention mask or bias, nor a Softmax's input)" : "it is not [batch, length]");
+                     in->name, r == OQ_MASK_ROLE_NONE ? why : "it is not [batch, length]");
     }
     if (n_found > 1)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: inputs %s may each be the [batch, length] mask (each is used "
-                          "as one by the graph): name it (mask_input NAME) or record it in the model's mask contract",
-                          o->model_path, found);
-    if (n_found) out->source = "graph";
+                          "as one by the graph, or named like one): name it (mask_input NAME) or record it in the "
+                          "model's mask contract", o->model_path, found);
     return OQ_OK;
 }
 
@@ -703,7 +754,7 @@ typedef struct expect_ctx {
 } expect_ctx;
 
 static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq_tensor *want,
-                             oq_bench_output_check *chk, oq_err *err)
+                             oq_bench_output_check *chk, int64_t *valid, oq_err *err)
 {
     /* the model's precision sets the tolerance, else the output's: a file saved as float64
      * holds no more of it */
@@ -743,11 +794,14 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     chk->padding_checked = res.padding_checked;
     chk->padding_rule = co.check_padding;
     chk->passed = res.passed;
+    *valid += res.num_valid;
     return OQ_OK;
 }
 
 /* Record each output's errors; the row's max_abs_err is the worst (NaN, then Inf, then the
- * largest), its NaN and Inf counts those of both sides. */
+ * largest), its NaN and Inf counts those of both sides. A row whose valid elements are all
+ * infinities the expected outputs hold too compared no value (validate's rule, compare-impl.h):
+ * its errors stay NaN, not measured, and the verdict does not count it as compared. */
 static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **outs, oq_bench_row *row, oq_err *err)
 {
     const expect_ctx *c = ctx;
@@ -756,19 +810,22 @@ static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **out
     if (!row->outputs) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     row->max_abs_err = row->max_rel_err = 0;
     row->nan_count = row->inf_count = row->pad_nonzero = 0;
+    int64_t valid = 0, matched = 0;
     for (size_t i = 0; i < n_out; i++) {
         const oq_tensor *want = oq_npz_get(c->m->expected, outs[i]->name);
         if (!want) continue;
         oq_bench_output_check *chk = &row->outputs[row->n_outputs];
-        oq_status st = compare_one(c, outs[i], want, chk, err);
+        oq_status st = compare_one(c, outs[i], want, chk, &valid, err);
         if (st) return st;
         row->n_outputs++;
+        matched += chk->inf_matched;
         if (oq_compare_max_abs_worse(chk->max_abs_err, row->max_abs_err)) row->max_abs_err = chk->max_abs_err;
         if (oq_compare_max_abs_worse(chk->max_rel_err, row->max_rel_err)) row->max_rel_err = chk->max_rel_err;
         row->nan_count += chk->nan_count + chk->expected_nan_count;
         row->inf_count += chk->inf_count + chk->expected_inf_count;
         row->pad_nonzero += chk->pad_nonzero;
     }
+    if (oq_compare_infinities_only(valid, matched)) row->max_abs_err = row->max_rel_err = NAN;
     return OQ_OK;
 }
 
@@ -856,6 +913,31 @@ oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, size_t *n,
         st = oq_err_set(err, OQ_ERR_INVALID_ARG, "point %zu: the sweep has %zu", point, m.n_points);
     if (!st) st = oq_bench_make_inputs(o, m.polarity, m.inputs, &m.points[point], inputs, err);
     if (!st) *n = m.points[point].n_inputs;
+    sweep_clear(&m);
+    return st;
+}
+
+oq_status oq_bench_model_notes(const oq_bench_opts *o, char **notes, oq_err *err)
+{
+    OQ_NEED(err, notes);
+    *notes = NULL;
+    OQ_NEED(err, o);
+    if (!o->model_path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no model_path");
+    model_sweep m;
+    memset(&m, 0, sizeof m);
+    unsigned *uses = NULL;
+    oq_status st = read_model(o->model_path, &m, err);
+    char *lines = NULL;
+    if (!st) st = oq_model_input_uses_bytes(m.file.bytes, m.file.n, m.mi, o->model_path, &uses, NULL, &lines, err);
+    oq_dynbuf b = {0}; /* each line said of the model, as validate says it */
+    for (const char *l = lines, *end; !st && l && (end = strchr(l, '\n')); l = end + 1)
+        if (oq_dynbuf_addf(&b, "%s: %.*s\n", o->model_path, (int)(end - l), l))
+            st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st && !b.buf && !(b.buf = strdup(""))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!st) *notes = b.buf;
+    else free(b.buf);
+    free(lines);
+    free(uses);
     sweep_clear(&m);
     return st;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compare/compare-impl.h"
 #include "ortqual/bench.h"
 
 /* What a row under test is compared with: the float64 reference, or model_path's expected
@@ -25,6 +26,19 @@ static const oq_bench_row *first_of(const oq_bench_rows *rows, oq_bench_status s
         (*count)++;
     }
     return first;
+}
+
+/* A row that ran and compared no finite value: every valid element an infinity the expected
+ * outputs hold too (model.c leaves its errors NaN; compare-impl.h's rule), or NULL. */
+static const oq_bench_row *infinities_only(const oq_bench_rows *rows)
+{
+    for (size_t i = 0; i < rows->n; i++) {
+        const oq_bench_row *r = &rows->rows[i];
+        int64_t matched = 0;
+        for (size_t k = 0; k < r->n_outputs; k++) matched += r->outputs[k].inf_matched;
+        if (r->status == OQ_BENCH_OK && matched && isnan(r->max_abs_err)) return r;
+    }
+    return NULL;
 }
 
 static void set(oq_bench_verdict *v, const char *verdict, int exit_status)
@@ -88,6 +102,11 @@ void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_b
         snprintf(out->reason, sizeof out->reason, "%zu row%s %s (the first, %s: %.300s)", f ? failed : errors,
                  (f ? failed : errors) == 1 ? "" : "s", f ? "failed" : "could not run", (f ? f : e)->variant.name,
                  (f ? f : e)->error);
+    } else if (!out->tested && out->compared && infinities_only(rows)) {
+        char whose[96];
+        set(out, "untested", o->allow_skip && !base ? 0 : 1);
+        snprintf(whose, sizeof whose, "%.80s's", infinities_only(rows)->variant.name);
+        oq_compare_infinities_only_str(whose, "the expected file", out->reason, sizeof out->reason);
     } else if (!out->tested) {
         set(out, "untested", o->allow_skip && !base ? 0 : 1);
         snprintf(out->reason, sizeof out->reason, "no variant under test ran%s (every ONNX Runtime row skipped, "

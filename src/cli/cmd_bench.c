@@ -114,6 +114,7 @@ typedef struct cli_state {
     oq_bench_limits limits;     /* --max-slowdown's, p50=10% by default */
     oq_bench_baseline *baseline;
     char host_diff[512];        /* the baseline's machine against this one ("" the same) */
+    char *model_notes;          /* --model: the notes said before the run (oq_bench_model_notes) */
 } cli_state;
 
 /* Remember the first option of one mode, to refuse it in the other. */
@@ -521,7 +522,7 @@ static const char *polarity_said(const char *source)
 static void print_mask(const oq_bench_rows *rows)
 {
     static const char *const how[][2] = {{"contract", "the model's mask contract names it"},
-                                         {"option", "--mask names it"}, {"graph", NULL}};
+                                         {"option", "--mask names it"}, {"graph", NULL}, {"name", NULL}};
     if (!*rows->mask_input) {
         printf("mask: none (no input is used as a [batch, length] mask: every row is all valid)\n");
     } else {
@@ -744,7 +745,8 @@ static int finish_args(cli_state *c)
     OQ_OPT_CALLBACK("inputs", "FILE.npz", set_once, &o->inputs_path,                                            \
                   "tensors used as they are, matched to the model's inputs by\n"                                \
                   "name (other members are ignored); a wrong dtype, rank or size,\n"                            \
-                  "or a NaN or inf at a valid position (validate's rule), is a\n"                               \
+                  "a NaN or inf at a valid position, or an id outside the table it\n"                           \
+                  "indexes as the Casts on its way make it (validate's rules), is a\n"                          \
                   "usage error"),                                                                               \
     OQ_OPT_CALLBACK("shape", "INPUT=d0,d1,...", set_model_arg, c,                                               \
                     "the shape of a generated input (repeatable); an entry may name\n"                          \
@@ -761,12 +763,14 @@ static int finish_args(cli_state *c)
                     "not of the batch, else the mask's length axis, DATA_TIME, seq)"),                          \
     OQ_OPT_CALLBACK("int-range", "LO,HI", set_int_range, c,                                                     \
                     "generated integer inputs uniform in LO..HI, both included\n"                               \
-                    "(default 0,1); ids of a vocabulary of V: 0,V-1"),                                          \
+                    "(default 0,1); ids of a vocabulary of V: 0,V-1; each value must\n"                        \
+                    "index the model's tables as the Casts on its way make it"),                                          \
     OQ_OPT_CALLBACK("mask", "NAME", set_mask_input, &o->mask_input,                                             \
                     "the mask input [batch, length], given a valid prefix per row\n"                          \
                     "(default: the one the model's mask contract names, else the one\n"                       \
                     "the graph uses as a mask: read by an attention operator as its\n"                        \
-                    "key-padding mask, or flowing into the attention scores)"),                                 \
+                    "key-padding mask, or flowing into the attention scores; else the\n"                      \
+                    "rank-2 input named like a mask, as validate takes it)"),                                 \
     OQ_CLI_MASK_POLARITY_OPT(&o->mask_polarity),                                                                \
     OQ_OPT_CALLBACK("expected", "FILE.npz", set_once, &o->expected_path,                                        \
                   "outputs of --inputs to compare the first run with (max abs\n"                                \
@@ -774,7 +778,8 @@ static int finish_args(cli_state *c)
                   "as in validate; one over tolerance, or a NaN, fails the row;\n"                              \
                   "one of another shape than the model's for --inputs, or of\n"                                 \
                   "another kind (int32 for a float32 output), or an output\n"                                   \
-                  "without one: exit 2)"),                                                                      \
+                  "without one: exit 2; a row whose valid elements are all\n"                                   \
+                  "infinities the file holds too compared nothing: NOT TESTED)"),                                                                      \
     OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,                                                            \
                 "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"                                  \
                 "fp16...), repeatable (default: fp16's when the model computes in\n"                            \
@@ -925,16 +930,40 @@ static void drop_outputs(const cli_state *c, int summary_placed)
 
 /* report.html, read off the summary, is a diagnostic (as validate's): a failure is said, not
  * fatal, and an earlier run's (--force) is not left to pass for this run's. */
+/* The model's notes (the Gathers whose indices ORT alone checks), each once before the run as
+ * validate says them; summary.json keeps them among the evidence's warnings. */
+static oq_status say_model_notes(cli_state *c, oq_err *err)
+{
+    oq_status st = oq_bench_model_notes(&c->o, &c->model_notes, err);
+    char line[4200];
+    for (const char *l = c->model_notes, *end; !st && (end = strchr(l, '\n')); l = end + 1) {
+        snprintf(line, sizeof line, "%.*s", (int)(end - l), l);
+        fprintf(stderr, "note: %s\n", oq_cli_shown(line));
+    }
+    return st;
+}
+
+/* Whether `w` is one of the model's notes said before the run. */
+static int model_note_said(const cli_state *c, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *l = c->model_notes, *end; l && (end = strchr(l, '\n')); l = end + 1)
+        if ((size_t)(end - l) == n && !strncmp(l, w, n)) return 1;
+    return 0;
+}
+
 /* The evidence's warnings (more than one ONNX Runtime core mapped), as summary.json records
  * them: said where the run is read too. */
-static void print_evidence_warnings(const char *summary, const oq_bench_opts *o, oq_runtime *rt)
+static void print_evidence_warnings(const char *summary, const cli_state *c, oq_runtime *rt)
 {
+    const oq_bench_opts *o = &c->o;
     json_t *doc = json_load_file(summary, 0, NULL), *w;
     size_t i;
     json_array_foreach(json_object_get(json_object_get(json_object_get(doc, "system"), "evidence"), "warnings"), i, w)
         if (json_is_string(w) && !oq_cli_session_config_warned(json_string_value(w), oq_runtime_version(rt),
                                                                o->n_session_configs, o->session_config_keys,
-                                                               o->session_config_values)) /* said before the sweep */
+                                                               o->session_config_values) &&
+            !model_note_said(c, json_string_value(w))) /* said before the sweep */
             fprintf(stderr, "ortqual bench: WARNING: %s\n", oq_cli_shown(json_string_value(w)));
     json_decref(doc);
 }
@@ -985,7 +1014,7 @@ static int write_outputs(cli_state *c, oq_runtime *rt, const oq_bench_rows *rows
         return OQ_EXIT_RUNTIME;
     }
     printf("wrote %s and %s\n", oq_cli_shown(json), oq_cli_shown(csv));
-    print_evidence_warnings(json, &c->o, rt);
+    print_evidence_warnings(json, c, rt);
     write_report(c);
     if (c->junit && oq_junit_write_summary(json, c->junit, &err)) {
         fprintf(stderr, "ortqual bench: --junit: %s\n", err.msg);
@@ -1038,6 +1067,7 @@ static oq_status ready_to_run(void *ctx, oq_err *err)
     oq_status st = oq_outdir_lock_create(c->outdir, NULL, &c->lock, err);
     if (!st) st = oq_check_outdir(c->outdir, c->force, NULL, err);
     if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--outdir: ");
+    if (c->o.model_path && (st = say_model_notes(c, err))) return st;
     if (c->force) forget_profiles(c->profile_dir);
     struct stat sb;
     if (c->o.profile_runs && stat(c->profile_dir, &sb) != 0) /* this run makes it */
@@ -1150,6 +1180,7 @@ static void state_clear(cli_state *c)
     oq_cli_seq_axes_clear(&c->seq_axes);
     oq_cli_list_clear(&c->given);
     free(c->tolerance_text);
+    free(c->model_notes);
     oq_bench_baseline_free(c->baseline);
 }
 

@@ -79,4 +79,13 @@ oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref,
                                      oq_compare_result *res, oq_err *err);
 
 
+/* Whether outputs compared no finite value: of their `valid` elements (summed), every one is an
+ * infinity both sides hold (`inf_matched`: equal, but no value judged), and there is one. Such a
+ * comparison is not green: validate's configuration is NOT TESTED, bench's row is not compared,
+ * convert's check fails (docs/verdicts.md). The one rule of the three. */
+int oq_compare_infinities_only(int64_t valid, int64_t inf_matched);
+/* Why, in one line: "no finite value was compared: every valid element of WHOSE outputs is an
+ * infinity REFERENCE holds too (counted in inf_matched: equal, but no value judged)"; into buf. */
+char *oq_compare_infinities_only_str(const char *whose, const char *reference, char *buf, size_t n);
+
 #endif

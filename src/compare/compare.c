@@ -801,6 +801,18 @@ int oq_compare_max_abs_worse(double a, double b)
     return a > b;
 }
 
+int oq_compare_infinities_only(int64_t valid, int64_t inf_matched)
+{
+    return inf_matched > 0 && valid - inf_matched <= 0;
+}
+
+char *oq_compare_infinities_only_str(const char *whose, const char *reference, char *buf, size_t n)
+{
+    snprintf(buf, n, "no finite value was compared: every valid element of %s outputs is an infinity %s holds too "
+             "(counted in inf_matched: equal, but no value judged)", whose, reference);
+    return buf;
+}
+
 /* JSON cannot hold NaN/Inf: write them as strings. NULL on allocation failure. */
 static json_t *num(double v)
 {

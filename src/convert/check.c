@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "axes/axes-impl.h"
+#include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
 #include "inspect/model-impl.h"
 #include "ortqual/events.h"
@@ -441,6 +442,27 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
     return OQ_OK;
 }
 
+/* A check whose valid elements were all infinities both sides hold compared no value (validate's
+ * rule, compare-impl.h): against the original's outputs, or against the expected ones. Not a
+ * pass: the conversion is not written unchecked. */
+static oq_status infinities_only(checker *k, oq_err *err)
+{
+    oq_convert_report *r = k->c->r;
+    int64_t valid[2] = {0, 0}, matched[2] = {0, 0};
+    for (size_t i = 0; i < r->n_checks; i++) {
+        valid[0] += r->checks[i].vs_reference.num_valid;
+        matched[0] += r->checks[i].vs_reference.inf_matched;
+        valid[1] += r->checks[i].has_expected ? r->checks[i].vs_expected.num_valid : 0;
+        matched[1] += r->checks[i].has_expected ? r->checks[i].vs_expected.inf_matched : 0;
+    }
+    int side = oq_compare_infinities_only(valid[0], matched[0]) ? 0 : oq_compare_infinities_only(valid[1], matched[1]) ? 1 : -1;
+    if (side < 0 || r->failure) return OQ_OK;
+    char why[400];
+    r->failure = strdup(oq_compare_infinities_only_str("the converted model's", side ? "the expected file"
+                                                       : "the original model's", why, sizeof why));
+    return r->failure ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+}
+
 static oq_status compare_all(checker *k, oq_session *ref, oq_session *conv, oq_err *err)
 {
     for (size_t bi = 0; bi < k->nb; bi++) {
@@ -503,6 +525,7 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
         }
     }
     if (!st) st = compare_all(&k, ref, conv, err);
+    if (!st) st = infinities_only(&k, err);
     if (!st) {
         c->r->checked = 1;
         c->r->passed = !c->r->failure;

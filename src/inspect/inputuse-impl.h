@@ -148,6 +148,10 @@ typedef enum oq_mask_role {
  * (NULL for OTHER); `named_only`: its name alone counts (convert's rule: an operator's
  * key-padding reading and the flow into the scores do not). The rank is the caller's to check. */
 oq_mask_role oq_input_mask_role(const oq_io_info *in, unsigned uses, int named_only, const char **why);
+/* Whether role `r` makes an input the [B, L] padding mask where no other input's does (NAME,
+ * SCORES, OPERATOR; two such are refused): the one rule of validate's detection and bench
+ * --model's mask input, so that both take the same input of the same model. */
+int oq_mask_role_taken(oq_mask_role r);
 /* The polarity a mask input's `uses` tell: OQ_USE_SAYS_KEEP or OQ_USE_SAYS_PAD; 0 where they
  * tell none or disagree. The one reading of bench --model and validate. */
 unsigned oq_uses_polarity(unsigned uses);

@@ -423,6 +423,11 @@ unsigned oq_uses_polarity(unsigned uses)
     return says == OQ_USE_SAYS_KEEP || says == OQ_USE_SAYS_PAD ? says : 0; /* 0: silent, or the uses disagree */
 }
 
+int oq_mask_role_taken(oq_mask_role r)
+{
+    return r == OQ_MASK_ROLE_NAME || r == OQ_MASK_ROLE_SCORES || r == OQ_MASK_ROLE_OPERATOR;
+}
+
 int oq_named_like_mask(const char *name)
 {
     for (const char *p = name; p && *p; p++)

@@ -10,7 +10,6 @@
 
 #include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
-#include "inspect/idcast-impl.h"
 #include "inspect/inputuse-impl.h"
 #include "inspect/inspect-impl.h"
 #include "ortqual/convert.h"
@@ -94,9 +93,9 @@ static oq_status detect_mask(oq_signature *sig, int named_only, const char *path
         if (r == OQ_MASK_ROLE_NONE && oq_named_like_mask(mi->inputs[i].name) && !*sig->not_mask)
             snprintf(sig->not_mask, sizeof sig->not_mask, "input '%s' is not taken as the padding mask: %s",
                      mi->inputs[i].name, said);
-        if (r == OQ_MASK_ROLE_NONE) continue;
         if (r == OQ_MASK_ROLE_OTHER) other = (int)i, n_other++;
-        else if (n_found++) second = second < 0 ? (int)i : second;
+        if (!oq_mask_role_taken(r)) continue;
+        if (n_found++) second = second < 0 ? (int)i : second;
         else found = (int)i, role = r, why = said;
     }
     char what[640];
@@ -457,99 +456,46 @@ static const char *event_name(const void *ids, int64_t event, char *buf, size_t 
     return oq_event_str(ids, event, buf, n);
 }
 
-/* The finite-input rule (axes-impl.h, the one bench --model applies to its --inputs too), along
- * the axes the rule of outputs tells for each input (src/axes/: its names, its denotations, the
- * sizes). ortqual's sdpa model reads padded query, key and value rows: there every element. */
-static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in, const char *path, oq_err *err)
+/* How one batch's inputs are read (axes-impl.h): the axes the rule of outputs tells for each
+ * input (src/axes/: its names, its denotations, the sizes), its events named by their ids.
+ * ortqual's sdpa model reads padded query, key and value rows: there every element. */
+static void batch_rule(const oq_signature *sig, const oq_batch_inputs *in, oq_axes_rule *r, oq_finite_rule *f)
 {
     const oq_model_info *mi = sig->mi;
-    oq_axes_rule r = {sig->label, mi, sig->mask >= 0 ? mi->inputs[sig->mask].name : NULL, 0, NULL, in->batch,
-                      in->seq};
-    oq_finite_rule f = {&r, in->lengths, in->uses, sig->kind == OQ_MODEL_SDPA, event_name, in->ids};
+    *r = (oq_axes_rule){sig->label, mi, sig->mask >= 0 ? mi->inputs[sig->mask].name : NULL, 0, NULL, in->batch,
+                        in->seq};
+    *f = (oq_finite_rule){r, in->lengths, in->uses, sig->kind == OQ_MODEL_SDPA, event_name, in->ids};
+}
+
+/* The finite-input rule (axes-impl.h, the one bench --model applies to its --inputs too). */
+static oq_status check_finite(const oq_signature *sig, const oq_batch_inputs *in, const char *path, oq_err *err)
+{
+    oq_axes_rule r;
+    oq_finite_rule f;
+    batch_rule(sig, in, &r, &f);
     return oq_inputs_check_finite(&f, (const oq_tensor *const *)in->t, in->n, path, err);
 }
 
-/* Where element e of t is: "event E position P" where the axes rule tells them (mask.h's
- * axes), else "element [i,j,..]" in C order. */
+/* Where element e of t is: "event E position P" where the axes rule tells them, else "element
+ * [i,j,..]" in C order. */
 static const char *element_str(const oq_signature *sig, const oq_batch_inputs *in, const oq_tensor *t, int64_t e,
                                char *buf, size_t n)
 {
-    const oq_model_info *mi = sig->mi;
-    oq_axes_rule r = {sig->label, mi, sig->mask >= 0 ? mi->inputs[sig->mask].name : NULL, 0, NULL, in->batch,
-                      in->seq};
-    oq_mask_axes a = {0, 0, 0};
-    oq_err why = {0};
-    if (in->lengths && oq_input_mask_axes(&r, t->name, t->ndim, t->shape, &a, &why) && a.masked) {
-        int64_t event = 0, pos = 0, within = 0;
-        char ev[96];
-        oq_element_event(t, a, e, &event, &pos, &within);
-        snprintf(buf, n, "%s position %lld", oq_event_str(in->ids, event, ev, sizeof ev), (long long)pos);
-        return buf;
-    }
-    char at[320];
-    snprintf(buf, n, "element %s", oq_coord_str(t->shape, t->ndim, e, at, sizeof at));
-    return buf;
+    oq_axes_rule r;
+    oq_finite_rule f;
+    batch_rule(sig, in, &r, &f);
+    return oq_finite_element_str(&f, t, e, buf, n);
 }
 
-/* What a table is to a reader: an embedding's rows, else the axis its node indexes. */
-static const char *table_str(const oq_index_bound *b, char *buf, size_t n)
-{
-    if (!strcmp(b->op, "Gather"))
-        snprintf(buf, n, "reads a table of %lld rows (ids", (long long)b->size);
-    else
-        snprintf(buf, n, "indexes axis %lld of its data, of size %lld (indices", (long long)b->axis, (long long)b->size);
-    return buf;
-}
-
-/* The first bound of a route's table: the node its indices reach. */
-static const oq_index_bound *first_bound(const oq_index_table *tb)
-{
-    if (tb->all.size) return &tb->all;
-    for (int j = 0; j < OQ_INDEX_TUPLE_MAX; j++)
-        if (tb->tuple[j].size) return &tb->tuple[j];
-    return &tb->all;
-}
-
-/* The error of element h->element of t: outside its table as its Casts make it (the value the node
- * reads said where it differs), or a value one of them leaves undefined. */
-static oq_status id_error(const oq_signature *sig, const oq_batch_inputs *in, const oq_tensor *t,
-                          const oq_index_routes *r, const oq_index_hit *h, const char *path, oq_err *err)
-{
-    const oq_index_casts *c = &r->casts[h->route];
-    char held[64], index[32], where[256], casts[320], table[96], became[400] = "";
-    oq_idval_str(oq_idval_of(t, h->element), held, sizeof held);
-    element_str(sig, in, t, h->element, where, sizeof where);
-    if (!h->bound) {
-        const oq_index_bound *b = first_bound(&r->table[h->route]);
-        oq_index_casts_str(c, h->cast, casts, sizeof casts);
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s' holds %s at %s, which Cast '%s' to %s%s%s leaves "
-                          "undefined (%s: ONNX gives it no value) on its way to the model's %s '%s': are these "
-                          "inputs this model's?", path, t->name, held, where, c->node[h->cast],
-                          oq_dtype_name((oq_dtype)c->to[h->cast]), *casts ? " after " : "", casts, h->why, b->op,
-                          b->node);
-    }
-    snprintf(index, sizeof index, "%lld", (long long)h->index);
-    if (strcmp(held, index))
-        snprintf(became, sizeof became, ", which becomes %s through %s", index,
-                 oq_index_casts_str(c, c->n, casts, sizeof casts));
-    return oq_err_set(err, OQ_ERR_FORMAT, "%s: input '%s' holds %s at %s%s; the model's %s '%s' %s %lld..%lld): "
-                      "are these inputs this model's?", path, t->name, held, where, became, h->bound->op,
-                      h->bound->node, table_str(h->bound, table, sizeof table), (long long)-h->bound->size,
-                      (long long)h->bound->size - 1);
-}
-
-/* Indices inside the tables each input indexes (sig->tables), as the Casts on the way make them
- * (ORT indexes with what they make): one outside makes ORT fail the whole run at the Gather,
- * naming its node and not the file (another model's ids, a vocabulary too small). Every
- * element, padding included: the Gather reads it too. */
+/* Indices inside the tables each input indexes (sig->tables), as the Casts on the way make them:
+ * the id check bench --model runs on what it feeds too (axes-impl.h). */
 static oq_status check_ids(const oq_signature *sig, const oq_batch_inputs *in, const char *path, oq_err *err)
 {
-    for (size_t i = 0; sig->tables && i < in->n && i < sig->mi->n_inputs; i++) {
-        oq_index_hit h;
-        oq_index_routes_check(&sig->tables[i], in->t[i], &h);
-        if (h.element >= 0) return id_error(sig, in, in->t[i], &sig->tables[i], &h, path, err);
-    }
-    return OQ_OK;
+    oq_axes_rule r;
+    oq_finite_rule f;
+    batch_rule(sig, in, &r, &f);
+    size_t n = in->n < sig->mi->n_inputs ? in->n : sig->mi->n_inputs;
+    return oq_inputs_check_ids(&f, sig->tables, (const oq_tensor *const *)in->t, n, path, err);
 }
 
 /* A member that is no output, input or batch member of ortqual's is most likely a name

@@ -969,8 +969,7 @@ static oq_status run_overlapped(run_ctx *c, int *ref_ok, oq_err *err)
 }
 
 /* Valid elements a configuration compared, over every batch and output: an infinity both sides
- * hold is equal (inf_matched) but no value compared, so outputs of nothing else compared nothing
- * (they were PASSED with max|err| 0, no finite value seen: docs/verdicts.md). */
+ * hold is equal (inf_matched) but no value compared. */
 static int64_t compared_elements(const oq_config_result *r)
 {
     int64_t n = 0;
@@ -979,14 +978,18 @@ static int64_t compared_elements(const oq_config_result *r)
     return n;
 }
 
-/* A configuration under test that passed on matched infinities alone, or NULL. */
+/* A configuration under test that passed on matched infinities alone (compare-impl.h: they were
+ * PASSED with max|err| 0, no finite value seen: docs/verdicts.md), or NULL. */
 static const oq_config_result *infinities_only(const oq_validate_summary *s)
 {
     for (size_t i = 1; i < s->n_configs; i++) {
         const oq_config_result *r = &s->configs[i];
-        int64_t matched = 0;
-        for (size_t j = 0; j < r->n_outputs; j++) matched += r->outputs[j].all.inf_matched;
-        if (r->status == OQ_VERDICT_PASSED && matched > 0 && compared_elements(r) == 0) return r;
+        int64_t valid = 0, matched = 0;
+        for (size_t j = 0; j < r->n_outputs; j++) { /* summed over batches */
+            valid += r->outputs[j].all.num_valid;
+            matched += r->outputs[j].all.inf_matched;
+        }
+        if (r->status == OQ_VERDICT_PASSED && oq_compare_infinities_only(valid, matched)) return r;
     }
     return NULL;
 }
@@ -1008,11 +1011,11 @@ static char *untested_reason(const oq_validate_summary *s)
     for (size_t i = 1; i < s->n_configs && !skipped; i++)
         if (s->configs[i].status == OQ_VERDICT_SKIPPED) skipped = &s->configs[i];
     if (!s->n_configs) return strdup("no configuration was given");
-    if (inf && asprintf(&text, "no finite value was compared: every valid element of %s's outputs is an infinity "
-                        "the reference holds too (counted in inf_matched: equal, but no value judged)",
-                        inf->config.name) < 0)
-        return NULL;
-    if (inf) return text;
+    if (inf) {
+        char whose[sizeof inf->config.name + 4], why[sizeof whose + 200];
+        snprintf(whose, sizeof whose, "%s's", inf->config.name);
+        return strdup(oq_compare_infinities_only_str(whose, "the reference", why, sizeof why));
+    }
     const oq_config *ref = &s->configs[0].config;
     char said[96];
     const char *add = oq_terms("add one after it, e.g. configs ", said, sizeof said);
