@@ -39,6 +39,7 @@ typedef struct merge_ctx {
     oq_tolerance *preset;        /* ... and the preset under them (oq_config_tolerances) */
     int *padding;                /* per configuration: its padding rule (OQ_PADDING_*) */
     oq_compare_result *scratch;  /* an output that said it passed, judged again */
+    oq_run_notes notes;          /* the shards' notes, each once */
 } merge_ctx;
 
 /* One shard's result for a configuration. */
@@ -307,7 +308,8 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
         int reported = access(path, F_OK) == 0;
         oq_status st = reported ? one_outcome(dir, err) : diagnose(m, i, dir, err);
         if (!st && reported)
-            st = oq_validate_summary_read_spilled(path, prefix, &m->shard[i], &m->records[i], &m->n_records[i], err);
+            st = oq_validate_summary_read_spilled(path, prefix, &m->shard[i], &m->records[i], &m->n_records[i], &m->notes,
+                                                  err);
         if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
         if (!st && m->shard[i] && m->shard[i]->verdict == OQ_RUN_INTERRUPTED) st = interrupted_shard(m, i, err);
         if (!st && m->shard[i]) st = check_runtime(m, i, err);
@@ -1139,7 +1141,7 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
     oq_spilled sp = {.batch_list = m->plan.batches_path, .brief = m->brief, .n_brief = m->plan.n_batches,
-                     .description = m->plan.description_path, .records = m->merged};
+                     .description = m->plan.description_path, .records = m->merged, .notes = &m->notes};
     oq_status st = oq_validate_write_tables(m->outdir, m->s, &sp, plots ? OQ_PLOTS_ISOLATED : OQ_PLOTS_NONE, 0, NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
     return st ? st : oq_summary_write(m->s, &sp, path, err);
@@ -1248,6 +1250,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     free(m.merged);
     free(m.brief);
     free(m.positions);
+    oq_run_notes_clear(&m.notes);
     oq_shard_plan_clear(&m.plan);
     if (st) oq_validate_summary_free(m.s);
     else *summary = m.s;
