@@ -549,19 +549,21 @@ static void judge_batch(concat *c, const oq_batch_result *b)
     }
 }
 
-/* The record's inf_matched, one per output as read (malloc'ed); NULL where an output has none (a
- * record written before it was kept) or out of memory: then the merged record leaves it out. */
-static int64_t *matched_of(json_t *rec, size_t n)
+/* What the record's outputs hold beside oq_batch_output, one per output as read (malloc'ed, its
+ * strings rec's); a key an output lacks (a record written before it was kept) stays unknown
+ * there. NULL: out of memory, or the outputs are not the record's: the merged record leaves
+ * them out. */
+static oq_output_beside *beside_of(json_t *rec, size_t n)
 {
     json_t *outs = json_object_get(rec, "outputs");
-    int64_t *v = n && json_array_size(outs) == n ? malloc(n * sizeof *v) : NULL;
+    oq_output_beside *v = n && json_array_size(outs) == n ? malloc(n * sizeof *v) : NULL;
     for (size_t i = 0; v && i < n; i++) {
-        json_t *m = json_object_get(json_array_get(outs, i), "inf_matched");
-        v[i] = json_integer_value(m);
-        if (!json_is_integer(m)) {
-            free(v);
-            v = NULL;
-        }
+        json_t *o = json_array_get(outs, i), *m = json_object_get(o, "inf_matched");
+        json_t *pad = json_object_get(o, "padding");
+        v[i] = (oq_output_beside){json_is_integer(m) ? json_integer_value(m) : -1,
+                                  (int32_t)json_integer_value(json_object_get(pad, "batch_axis")),
+                                  (int32_t)json_integer_value(json_object_get(pad, "seq_axis")),
+                                  json_string_value(json_object_get(pad, "masked_by"))};
     }
     return v;
 }
@@ -578,9 +580,9 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
     if (b->compared && b->passed && c->contradicted < 0) judge_batch(c, b);
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
-    int64_t *matched = matched_of(rec, b->n_outputs);
-    int ok = oq_batch_record_put_matched(c->out, b, matched);
-    free(matched);
+    oq_output_beside *beside = beside_of(rec, b->n_outputs);
+    int ok = oq_batch_record_put_beside(c->out, b, beside);
+    free(beside);
     if (!ok) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
     return oq_totals_add(&c->totals, b) ? OQ_OK : nomem(err);
 }

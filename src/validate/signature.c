@@ -477,7 +477,7 @@ static const char *element_str(const oq_signature *sig, const oq_batch_inputs *i
     const oq_model_info *mi = sig->mi;
     oq_axes_rule r = {sig->label, mi, sig->mask >= 0 ? mi->inputs[sig->mask].name : NULL, 0, NULL, in->batch,
                       in->seq};
-    oq_mask_axes a = {0, 0, 0};
+    oq_mask_axes a = {0};
     oq_err why = {0};
     if (in->lengths && oq_input_mask_axes(&r, t->name, t->ndim, t->shape, &a, &why) && a.masked) {
         int64_t event = 0, pos = 0, within = 0;

@@ -258,9 +258,16 @@ oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, c
 void oq_batch_records_path(const char *result, char *buf, size_t n);
 /* One record written as one line; 0 on a write error or out of memory. */
 int oq_batch_record_put(FILE *f, const oq_batch_result *b);
-/* The same with each output's inf_matched (inf_matched[i] for b->outputs[i]; NULL: not known,
- * the key left out): a count the public oq_batch_output has no member for (the ABI keeps it). */
-int oq_batch_record_put_matched(FILE *f, const oq_batch_result *b, const int64_t *inf_matched);
+/* What a record's output holds that the public oq_batch_output has no member for (the ABI keeps
+ * it): its matched infinities, and where the mask's lengths applied and what decided it. */
+typedef struct oq_output_beside {
+    int64_t inf_matched;          /* -1: not known, the key left out */
+    int32_t batch_axis, seq_axis; /* the axes masked (padding's "batch_axis", "seq_axis") ... */
+    const char *masked_by;        /* ... and the rule (oq_mask_axes.by; NULL: none masked, or not
+                                     known: the three keys left out) */
+} oq_output_beside;
+/* The same with beside[i] for b->outputs[i] (NULL: none known). */
+int oq_batch_record_put_beside(FILE *f, const oq_batch_result *b, const oq_output_beside *beside);
 json_t *oq_batch_record_json(const oq_batch_result *b); /* as summary.json holds it */
 /* Each record of the file to fn in turn, typed and as read (fn may keep `rec` with
  * json_incref; b's outputs are freed after); stops at fn's error. */
