@@ -77,7 +77,7 @@ typedef struct run_ctx {
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
     char *unchecked;            /* the user's model's indices nothing checks before the run, a
                                    note a line (constidx-impl.h), said once its inputs are accepted */
-    oq_run_notes notes;         /* the caller's and those, kept in summary.json */
+    oq_run_notes notes;         /* the caller's notes and those of unchecked, kept in summary.json */
     char user_sha256[65];       /* the user's model's identity, "" when a data file was unread ... */
     oq_err user_unhashed;       /* ... and why */
     char **models;              /* per configuration: its ONNX file (NULL: the C reference) ... */
