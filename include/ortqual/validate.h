@@ -633,6 +633,17 @@ typedef struct oq_validate_summary {
  * differs) and that its batch files are the prepared ones (OQ_ERR_FORMAT), and writes into
  * outdir/shards/<index>/ (*summary: its part, with summary->shard set). */
 OQ_API oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summary, oq_err *err);
+/* The same, with the notes the caller said before the run (what the run will not judge, or judges
+ * otherwise than the model computes: the tool's fp16 tolerances on a float32 model, an inputs
+ * file's saved outputs that are not the reference), note_kinds[i] (a word, "tolerance_looser")
+ * with note_texts[i] for i < n_notes: kept in summary.json's "notes" with the run's own (the
+ * model's indices nothing checks before it runs, "indices_unchecked"), each once, and shown by
+ * report.html; a merge keeps its shards'. The summary struct has no member for them (the ABI):
+ * read them from summary.json. A NULL list with n_notes > 0, a NULL or empty kind or a NULL text
+ * is OQ_ERR_INVALID_ARG naming it. oq_validate_run is this with no notes. */
+OQ_API oq_status oq_validate_run_noted(const oq_validate_opts *o, const char *const *note_kinds,
+                                       const char *const *note_texts, size_t n_notes,
+                                       oq_validate_summary **summary, oq_err *err);
 OQ_API void oq_validate_summary_free(oq_validate_summary *s);
 /* --tolerance text (NULL or "": nothing to check) as validate reads it, and (mi not NULL) against
  * the model's outputs: a malformed override, or one for an output the model does not have, is

@@ -29,6 +29,7 @@ typedef struct oq_axes_rule {
 typedef struct oq_mask_axes {
     int masked;
     int32_t batch, seq;
+    const char *by; /* what decided them (masked only): "seq_axes", "names", "denotations", "sizes" */
 } oq_mask_axes;
 /* The mask's axes in output `name` of shape[0..ndim): the caller's --seq-axis for it, else the
  * axes named like the mask's two (an output with named axes, none of them the sequence, has

@@ -82,7 +82,7 @@ static oq_status ambiguous(const oq_axes_rule *r, const char *kind, const char *
 
 static oq_status decide(const cands *c, int32_t batch, oq_mask_axes *a)
 {
-    if (c->n == 1) *a = (oq_mask_axes){1, batch, c->axis[0]};
+    if (c->n == 1) *a = (oq_mask_axes){.masked = 1, .batch = batch, .seq = c->axis[0]};
     return OQ_OK;
 }
 
@@ -109,7 +109,7 @@ static oq_status by_caller(const oq_axes_rule *r, const oq_seq_axis *said, const
     if (shape[b] != r->batch)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d: its batch axis %d has size %lld, not the "
                           "batch's %lld events", at, name, (int)s, (int)b, (long long)shape[b], (long long)r->batch);
-    *a = (oq_mask_axes){1, b, s};
+    *a = (oq_mask_axes){.masked = 1, .batch = b, .seq = s};
     return OQ_OK;
 }
 
@@ -267,9 +267,18 @@ static oq_status told(const oq_axes_rule *r, const oq_io_info *o, const char *ki
     const oq_io_info *m = mi ? oq_find_io(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
     if (ndim < 2 || ndim > OQ_MAX_DIMS) return OQ_OK;
     int decided = 0;
+    const char *by = "names";
     oq_status st = o && mask_named(m) ? by_names(r, o, m, kind, name, ndim, shape, a, &decided, err) : OQ_OK;
-    if (!st && !decided && o) st = by_denotations(r, o, kind, name, ndim, shape, a, &decided, err);
-    return st || decided ? st : by_sizes(r, kind, name, ndim, shape, a, err);
+    if (!st && !decided && o) {
+        by = "denotations";
+        st = by_denotations(r, o, kind, name, ndim, shape, a, &decided, err);
+    }
+    if (!st && !decided) {
+        by = "sizes";
+        st = by_sizes(r, kind, name, ndim, shape, a, err);
+    }
+    if (!st && a->masked) a->by = by;
+    return st;
 }
 
 /* A declaration the value does not have (another rank) says nothing. */
@@ -282,13 +291,15 @@ static const oq_io_info *declared(const oq_io_info *io, size_t n, const char *na
 oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
                               oq_mask_axes *a, oq_err *err)
 {
-    *a = (oq_mask_axes){0, 0, 0};
+    *a = (oq_mask_axes){0};
     const oq_model_info *mi = r->mi;
     const oq_io_info *o = mi ? declared(mi->outputs, mi->n_outputs, name, ndim) : NULL;
     for (size_t i = 0; i < r->n_seq_axes; i++)
         if (!strcmp(r->seq_axes[i].output, name)) {
             const oq_io_info *m = mi ? oq_find_io(mi->inputs, mi->n_inputs, r->mask_input) : NULL;
-            return by_caller(r, &r->seq_axes[i], o, m, name, ndim, shape, a, err);
+            oq_status st = by_caller(r, &r->seq_axes[i], o, m, name, ndim, shape, a, err);
+            if (!st && a->masked) a->by = "seq_axes";
+            return st;
         }
     return told(r, o, "output", name, ndim, shape, a, err);
 }
@@ -296,7 +307,7 @@ oq_status oq_output_mask_axes(const oq_axes_rule *r, const char *name, int32_t n
 int oq_input_mask_axes(const oq_axes_rule *r, const char *name, int32_t ndim, const int64_t *shape,
                        oq_mask_axes *a, oq_err *why)
 {
-    *a = (oq_mask_axes){0, 0, 0};
+    *a = (oq_mask_axes){0};
     if (why) why->status = OQ_OK, why->msg[0] = 0;
     const oq_io_info *o = r->mi ? declared(r->mi->inputs, r->mi->n_inputs, name, ndim) : NULL;
     return !told(r, o, "input", name, ndim, shape, a, why) && a->masked;

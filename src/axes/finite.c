@@ -130,7 +130,7 @@ oq_status oq_inputs_check_finite(const oq_finite_rule *f, const oq_tensor *const
 {
     for (size_t i = 0; i < n; i++) {
         if (!t[i] || !oq_dtype_is_float(t[i]->dtype)) continue;
-        oq_mask_axes a = {0, 0, 0};
+        oq_mask_axes a = {0};
         oq_err why = {0};
         int masked = f->lengths && oq_input_mask_axes(f->axes, t[i]->name, t[i]->ndim, t[i]->shape, &a, &why);
         int additive = f->uses && (f->uses[i] & OQ_USE_ADDITIVE);

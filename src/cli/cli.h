@@ -537,13 +537,19 @@ void oq_cli_default_outdir_drop(const char *dir);
  * or option, as the user would read it) is the reference, so they are not compared (`instead`
  * says how to judge against them); nothing when it holds none, or the model or file cannot be
  * read (the run says why). */
-void oq_cli_note_unjudged_outputs(char *note, size_t n, const char *cmd, const char *model, const char *inputs,
+struct oq_cli_run_output;
+void oq_cli_note_unjudged_outputs(struct oq_cli_run_output *out, const char *cmd, const char *model, const char *inputs,
                                   const char *reference, const char *instead);
 /* `what` (a configuration or option) judges a model that computes in float32 at the looser
  * tolerances of `prec` ("fp16", "bf16", "tf32"), though nothing of it runs in that precision:
  * said, with both tolerances and `instead`. Nothing for a precision as tight as float32's. */
-void oq_cli_note_looser_precision(char *note, size_t n, const char *cmd, const char *model, const char *what,
+void oq_cli_note_looser_precision(struct oq_cli_run_output *out, const char *cmd, const char *model, const char *what,
                                   const char *prec, const char *instead);
+/* A note of `kind` (summary.json's "notes", docs/summary-schema.md): "ortqual CMD: note: TEXT"
+ * said with out->note's lines, and kept for the run's summary.json (oq_validate_run_noted). */
+void oq_cli_note(struct oq_cli_run_output *out, const char *cmd, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void oq_cli_notes_clear(struct oq_cli_run_output *out);
 /* What a validation writes and prints besides summary.json and report.html. */
 struct oq_cli_run_output {
     int json;          /* print summary.json instead of the table */
@@ -551,7 +557,11 @@ struct oq_cli_run_output {
     int progress;      /* OQ_CLI_PROGRESS_* */
     /* lines said once the inputs are accepted (before the run's first line), so that an input
      * error is the one line said */
-    char note[1024];
+    char note[4096];
+    /* the notes among them (oq_cli_note), kinds and texts, for summary.json */
+    size_t n_notes;
+    const char **note_kinds;
+    char **note_texts;
 };
 /* Fill the runtime and progress parts of `o`, run the validation, write report.html (and the
  * JUnit XML), print the table (or the summary JSON) and return the exit status. */

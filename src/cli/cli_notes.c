@@ -1,6 +1,8 @@
 /* Notes validate and replay say before a --model run (after the inputs are accepted): what the
  * run will not judge, or judges otherwise than the model computes, is said, never left silent. */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -21,31 +23,56 @@ static size_t held_outputs(const oq_model_info *mi, const oq_npz *z, char *buf, 
     return held;
 }
 
-void oq_cli_note_unjudged_outputs(char *note, size_t n, const char *cmd, const char *model, const char *inputs,
+void oq_cli_note(struct oq_cli_run_output *out, const char *cmd, const char *kind, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    size_t used = strlen(out->note);
+    if (used < sizeof out->note) snprintf(out->note + used, sizeof out->note - used, "ortqual %s: note: %s\n", cmd, text);
+    const char **kinds = realloc(out->note_kinds, (out->n_notes + 1) * sizeof *kinds);
+    if (kinds) out->note_kinds = kinds;
+    char **texts = kinds ? realloc(out->note_texts, (out->n_notes + 1) * sizeof *texts) : NULL;
+    if (texts) out->note_texts = texts;
+    if (!texts || !(texts[out->n_notes] = strdup(text))) return; /* out of memory: said, not kept */
+    kinds[out->n_notes++] = kind;
+}
+
+void oq_cli_notes_clear(struct oq_cli_run_output *out)
+{
+    for (size_t i = 0; i < out->n_notes; i++) free(out->note_texts[i]);
+    free(out->note_texts);
+    free(out->note_kinds);
+    out->note_texts = NULL;
+    out->note_kinds = NULL;
+    out->n_notes = 0;
+}
+
+void oq_cli_note_unjudged_outputs(struct oq_cli_run_output *out, const char *cmd, const char *model, const char *inputs,
                                   const char *reference, const char *instead)
 {
     oq_model_info *mi = NULL;
     oq_npz *z = NULL;
     char names[256];
-    size_t used = strlen(note);
     /* a model or file that cannot be read: the run says why */
     if (!oq_model_inspect_file(model, &mi, NULL) && !oq_npz_read(inputs, &z, NULL) &&
-        held_outputs(mi, z, names, sizeof names) && used < n)
-        snprintf(note + used, n - used, "ortqual %s: note: %s holds saved outputs of the model (%s); the reference is "
-                 "%s, so they are not compared: %s to judge against them\n", cmd, oq_cli_shown(inputs),
-                 oq_cli_shown(names), reference, instead);
+        held_outputs(mi, z, names, sizeof names))
+        oq_cli_note(out, cmd, "outputs_not_reference", "%s holds saved outputs of the model (%s); the reference is "
+                    "%s, so they are not compared: %s to judge against them", oq_cli_shown(inputs),
+                    oq_cli_shown(names), reference, instead);
     oq_npz_free(z);
     oq_model_info_free(mi);
 }
 
-void oq_cli_note_looser_precision(char *note, size_t n, const char *cmd, const char *model, const char *what,
+void oq_cli_note_looser_precision(struct oq_cli_run_output *out, const char *cmd, const char *model, const char *what,
                                   const char *prec, const char *instead)
 {
     oq_tolerance t = {0}, own = oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32);
-    size_t used = strlen(note);
-    if (oq_tolerance_preset(prec, &t, NULL) || (t.rtol <= own.rtol && t.atol <= own.atol) || used >= n) return;
-    snprintf(note + used, n - used, "ortqual %s: note: %s computes in float32 (no attention or output of it is "
-             "float16 or bfloat16); %s judges it with %s tolerances (rtol %g, atol %g; float32's: rtol %g, atol %g), "
-             "and nothing runs in that precision (it is only the tolerance): %s for the float32 ones\n", cmd,
-             oq_cli_shown(model), what, prec, t.rtol, t.atol, own.rtol, own.atol, instead);
+    if (oq_tolerance_preset(prec, &t, NULL) || (t.rtol <= own.rtol && t.atol <= own.atol)) return;
+    oq_cli_note(out, cmd, "tolerance_looser", "%s computes in float32 (no attention or output of it is "
+                "float16 or bfloat16); %s judges it with %s tolerances (rtol %g, atol %g; float32's: rtol %g, atol %g), "
+                "and nothing runs in that precision (it is only the tolerance): %s for the float32 ones",
+                oq_cli_shown(model), what, prec, t.rtol, t.atol, own.rtol, own.atol, instead);
 }

@@ -690,7 +690,8 @@ static int run_caught(const char *cmd, oq_validate_opts *o, const struct oq_cli_
     oq_validate_summary *summary = NULL;
     oq_err e = {0};
     print_session_config_warnings(cmd, o);
-    oq_status st = oq_validate_run(o, &summary, &e);
+    oq_status st = oq_validate_run_noted(o, out->note_kinds, (const char *const *)out->note_texts, out->n_notes, &summary,
+                                         &e);
     progress_clear(&prog);
     if (!st && prog.note) fputs(prog.note, stderr); /* a run that said nothing before */
     if (st) {

@@ -105,11 +105,10 @@ static int make_configs(struct replay_args *a)
         snprintf(a->out.note, sizeof a->out.note, "ortqual replay: --precision %s (the default here, as validate's: %s)\n",
                  own, oq_cli_shown(p.why));
     else if (p.dtype && strcmp(prec, own))
-        snprintf(a->out.note, sizeof a->out.note,
-                 "ortqual replay: note: %s; --precision %s judges it with %s tolerances: --precision %s for the "
-                 "%s ones\n", oq_cli_shown(p.why), prec, prec, own, oq_elem_type_name(p.dtype));
+        oq_cli_note(&a->out, "replay", "tolerance_tighter", "%s; --precision %s judges it with %s tolerances: "
+                    "--precision %s for the %s ones", oq_cli_shown(p.why), prec, prec, own, oq_elem_type_name(p.dtype));
     else if (read && !p.dtype && (!strcmp(prec, "fp16") || !strcmp(prec, "bf16")))
-        oq_cli_note_looser_precision(a->out.note, sizeof a->out.note, "replay", a->o.model_path, what, prec,
+        oq_cli_note_looser_precision(&a->out, "replay", a->o.model_path, what, prec,
                                      "--precision fp32");
     const char *ref = a->reference ? a->reference : a->expected.n ? "expected" : "cpu";
     if (strcmp(ref, "cpu") && strcmp(ref, "expected")) {
@@ -130,7 +129,7 @@ static int make_configs(struct replay_args *a)
         return -1;
     }
     if (!strcmp(ref, "cpu") && a->o.n_input_files) /* a batch's own saved outputs are not the reference */
-        oq_cli_note_unjudged_outputs(a->out.note, sizeof a->out.note, "replay", a->o.model_path, a->o.input_files[0],
+        oq_cli_note_unjudged_outputs(&a->out, "replay", a->o.model_path, a->o.input_files[0],
                                      "ORT CPU (--reference cpu)", "--reference expected");
     /* ORT CPU of another build: the same configuration by name, told apart by a label (summary.json,
      * validate.csv and JUnit name each configuration once) */
@@ -278,5 +277,6 @@ int cmd_replay(int argc, char **argv)
     oq_cli_list_clear(&a.given);
     free(a.tolerance_text);
     oq_cli_runtime_clear(&a.cr);
+    oq_cli_notes_clear(&a.out);
     return rc;
 }

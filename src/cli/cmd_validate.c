@@ -718,18 +718,16 @@ static void note_precision(struct args *a, const oq_model_precision *p)
 {
     for (size_t c = 0; c < a->o.n_configs; c++) {
         const oq_config *k = &a->configs[c];
-        size_t used = strlen(a->out.note);
         char instead[160];
         if (k->repr != OQ_REPR_MODEL) continue;
         if (p->dtype && (k->precision == OQ_PREC_FP32 || k->precision == OQ_PREC_TF32))
-            snprintf(a->out.note + used, sizeof a->out.note - used,
-                     "ortqual validate: note: %s: %s; %s is judged with %s tolerances: use %s:model:%s for the "
-                     "%s ones\n", oq_cli_shown(a->o.model_path), oq_cli_shown(p->why), k->name,
-                     oq_precision_name(k->precision), k->runtime, oq_model_precision_name(p),
-                     oq_elem_type_name(p->dtype));
+            oq_cli_note(&a->out, "validate", "tolerance_tighter", "%s: %s; %s is judged with %s tolerances: use "
+                        "%s:model:%s for the %s ones", oq_cli_shown(a->o.model_path), oq_cli_shown(p->why), k->name,
+                        oq_precision_name(k->precision), k->runtime, oq_model_precision_name(p),
+                        oq_elem_type_name(p->dtype));
         if (p->dtype || (k->precision != OQ_PREC_FP16 && k->precision != OQ_PREC_BF16)) continue;
         snprintf(instead, sizeof instead, "use %s:model:fp32", k->runtime);
-        oq_cli_note_looser_precision(a->out.note, sizeof a->out.note, "validate", a->o.model_path, k->name,
+        oq_cli_note_looser_precision(&a->out, "validate", a->o.model_path, k->name,
                                      oq_precision_name(k->precision), instead);
     }
 }
@@ -739,7 +737,7 @@ static void note_unjudged_outputs(struct args *a)
 {
     if (a->o.kind != OQ_MODEL_USER || !a->o.n_input_files || !a->o.n_configs || oq_config_is_expected(&a->configs[0]))
         return;
-    oq_cli_note_unjudged_outputs(a->out.note, sizeof a->out.note, "validate", a->o.model_path, a->o.input_files[0],
+    oq_cli_note_unjudged_outputs(&a->out, "validate", a->o.model_path, a->o.input_files[0],
                                  a->configs[0].name, "put expected first in --configs");
 }
 
@@ -788,6 +786,7 @@ static void args_clear(struct args *a)
     oq_cli_seq_axes_clear(&a->seq_axes);
     free(a->required_all);
     free(a->configs);
+    oq_cli_notes_clear(&a->out);
 }
 
 /* validate's options, a group at a time (the help lists them in this order): the model */

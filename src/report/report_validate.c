@@ -719,6 +719,24 @@ static void model_inputs_section(oq_sb *b, const json_t *mi)
     oq_sb_puts(b, "</section>\n");
 }
 
+/* What the run said once before it ran (summary.json's "notes"): what it did not judge, or
+ * judged otherwise than the model computes. A summary without them (older) shows none. */
+static void notes_section(oq_sb *b, const json_t *notes)
+{
+    if (!json_array_size(notes)) return;
+    oq_sb_puts(b, "<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
+    size_t i;
+    json_t *n;
+    json_array_foreach(notes, i, n) {
+        oq_sb_puts(b, "<li class=\"note\"><code>");
+        oq_sb_esc(b, oq_j_str(n, "kind", "?"));
+        oq_sb_puts(b, "</code> ");
+        oq_sb_esc(b, oq_j_str(n, "text", ""));
+        oq_sb_puts(b, "</li>\n");
+    }
+    oq_sb_puts(b, "</ul>\n</section>\n");
+}
+
 /* ---- Shards of a merged run (`ortqual merge`, summary.json's "shards") ---------------- */
 
 /* The entry of shard `index` in shards.reported or shards.problems, or NULL. */
@@ -916,12 +934,14 @@ oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const
     oq_html_verdict_close(b);
     oq_sb_puts(b, "<nav>");
     if (shards) oq_sb_puts(b, "<a href=\"#shards\">shards</a>");
+    if (json_array_size(json_object_get(s, "notes"))) oq_sb_puts(b, "<a href=\"#notes\">notes</a>");
     oq_sb_puts(b, "<a href=\"#configurations\">configurations</a><a href=\"#details\">per batch</a>"
                   "<a href=\"#dispatch\">dispatch and placement</a><a href=\"#plots\">figures</a>"
                   "<a href=\"#advice\">advice</a><a href=\"#model-inputs\">model inputs</a>"
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a>"
                   "<a href=\"#inputs\">batches</a></nav>\n");
     shards_section(b, shards);
+    notes_section(b, json_object_get(s, "notes"));
     config_table(b, configs, d, json_object_get(s, "reference_cache"));
     config_details(b, configs, d);
     evidence_section(b, configs);

@@ -1435,11 +1435,11 @@ typedef enum summary_batches {
     SUMMARY_NO_BATCHES
 } summary_batches;
 
-static json_t *summary_json(const oq_validate_summary *s, summary_batches batches);
+static json_t *summary_json(const oq_validate_summary *s, summary_batches batches, const oq_run_notes *notes);
 
 json_t *oq_summary_to_json_for_plots(const oq_validate_summary *s)
 {
-    return summary_json(s, SUMMARY_NO_BATCHES);
+    return summary_json(s, SUMMARY_NO_BATCHES, NULL);
 }
 
 /* The reference cache the run used, or none and why. */
@@ -1453,7 +1453,7 @@ static json_t *cache_json(const oq_validate_summary *s)
     return j;
 }
 
-static json_t *summary_json(const oq_validate_summary *s, summary_batches how)
+static json_t *summary_json(const oq_validate_summary *s, summary_batches how, const oq_run_notes *notes)
 {
     const int marks = how == SUMMARY_BATCH_MARKERS;
     json_t *batches = marks ? json_string(BATCHES_MARK "-1") : json_array(), *configs = json_array();
@@ -1484,6 +1484,7 @@ static json_t *summary_json(const oq_validate_summary *s, summary_batches how)
         set_str(j, "plot_error", s->plot_error);
     }
     if (s->n_requirements) json_object_set_new(j, "requirements", strv_json(s->requirements, s->n_requirements));
+    json_object_set_new(j, "notes", oq_run_notes_json(notes));
     json_object_set_new(j, "verdict", json_string(oq_run_verdict_name(s->verdict)));
     set_str(j, "verdict_reason", s->verdict_reason);
     json_object_set_new(j, "exit_status", json_integer(s->exit_status));
@@ -1589,7 +1590,7 @@ static int put_file(FILE *f, const char *path)
  * description (every batch by SHA-256) copied as the compact text it is, never parsed. */
 static int summary_stream(FILE *f, const oq_validate_summary *s, const oq_spilled *sp)
 {
-    json_t *j = summary_json(s, SUMMARY_BATCH_MARKERS);
+    json_t *j = summary_json(s, SUMMARY_BATCH_MARKERS, sp ? sp->notes : NULL);
     char *text = oq_json_dumps(j, SUMMARY_FLAGS);
     json_decref(j);
     if (!text) return 0;
@@ -1779,7 +1780,7 @@ static oq_status spill_record(void *ctx, long which, json_t *rec, oq_err *err)
 }
 
 oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix, oq_validate_summary **summary,
-                                           char ***records, size_t *n_records, oq_err *err)
+                                           char ***records, size_t *n_records, oq_run_notes *notes, oq_err *err)
 {
     *summary = NULL;
     spill sp = {.prefix = prefix};
@@ -1790,6 +1791,7 @@ oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix,
                   : NULL;
     oq_status st = !s ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : j ? summary_back(j, s, err) : err->status;
     if (j && st) oq_err_prefix(err, "%s: ", path);
+    if (!st) st = oq_run_notes_back(json_object_get(j, "notes"), notes, path, err);
     json_decref(j);
     for (size_t i = 0; i < sp.n; i++)
         if (sp.files[i] && fclose(sp.files[i]) && !st) st = oq_err_write(err, sp.paths[i], errno);

@@ -39,6 +39,7 @@ typedef struct merge_ctx {
     oq_tolerance *preset;        /* ... and the preset under them (oq_config_tolerances) */
     int *padding;                /* per configuration: its padding rule (OQ_PADDING_*) */
     oq_compare_result *scratch;  /* an output that said it passed, judged again */
+    oq_run_notes notes;          /* the shards' notes, each once */
 } merge_ctx;
 
 /* One shard's result for a configuration. */
@@ -307,7 +308,8 @@ static oq_status read_shards(merge_ctx *m, oq_err *err)
         int reported = access(path, F_OK) == 0;
         oq_status st = reported ? one_outcome(dir, err) : diagnose(m, i, dir, err);
         if (!st && reported)
-            st = oq_validate_summary_read_spilled(path, prefix, &m->shard[i], &m->records[i], &m->n_records[i], err);
+            st = oq_validate_summary_read_spilled(path, prefix, &m->shard[i], &m->records[i], &m->n_records[i], &m->notes,
+                                                  err);
         if (!st && m->shard[i]) st = check_shard(m, i, m->shard[i], path, err);
         if (!st && m->shard[i] && m->shard[i]->verdict == OQ_RUN_INTERRUPTED) st = interrupted_shard(m, i, err);
         if (!st && m->shard[i]) st = check_runtime(m, i, err);
@@ -547,19 +549,21 @@ static void judge_batch(concat *c, const oq_batch_result *b)
     }
 }
 
-/* The record's inf_matched, one per output as read (malloc'ed); NULL where an output has none (a
- * record written before it was kept) or out of memory: then the merged record leaves it out. */
-static int64_t *matched_of(json_t *rec, size_t n)
+/* What the record's outputs hold beside oq_batch_output, one per output as read (malloc'ed, its
+ * strings rec's); a key an output lacks (a record written before it was kept) stays unknown
+ * there. NULL: out of memory, or the outputs are not the record's: the merged record leaves
+ * them out. */
+static oq_output_beside *beside_of(json_t *rec, size_t n)
 {
     json_t *outs = json_object_get(rec, "outputs");
-    int64_t *v = n && json_array_size(outs) == n ? malloc(n * sizeof *v) : NULL;
+    oq_output_beside *v = n && json_array_size(outs) == n ? malloc(n * sizeof *v) : NULL;
     for (size_t i = 0; v && i < n; i++) {
-        json_t *m = json_object_get(json_array_get(outs, i), "inf_matched");
-        v[i] = json_integer_value(m);
-        if (!json_is_integer(m)) {
-            free(v);
-            v = NULL;
-        }
+        json_t *o = json_array_get(outs, i), *m = json_object_get(o, "inf_matched");
+        json_t *pad = json_object_get(o, "padding");
+        v[i] = (oq_output_beside){json_is_integer(m) ? json_integer_value(m) : -1,
+                                  (int32_t)json_integer_value(json_object_get(pad, "batch_axis")),
+                                  (int32_t)json_integer_value(json_object_get(pad, "seq_axis")),
+                                  json_string_value(json_object_get(pad, "masked_by"))};
     }
     return v;
 }
@@ -576,9 +580,9 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
     if (b->compared && b->passed && c->contradicted < 0) judge_batch(c, b);
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
-    int64_t *matched = matched_of(rec, b->n_outputs);
-    int ok = oq_batch_record_put_matched(c->out, b, matched);
-    free(matched);
+    oq_output_beside *beside = beside_of(rec, b->n_outputs);
+    int ok = oq_batch_record_put_beside(c->out, b, beside);
+    free(beside);
     if (!ok) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
     return oq_totals_add(&c->totals, b) ? OQ_OK : nomem(err);
 }
@@ -1139,7 +1143,7 @@ static oq_status write_merged(merge_ctx *m, int plots, oq_err *err)
 {
     char path[4096];
     oq_spilled sp = {.batch_list = m->plan.batches_path, .brief = m->brief, .n_brief = m->plan.n_batches,
-                     .description = m->plan.description_path, .records = m->merged};
+                     .description = m->plan.description_path, .records = m->merged, .notes = &m->notes};
     oq_status st = oq_validate_write_tables(m->outdir, m->s, &sp, plots ? OQ_PLOTS_ISOLATED : OQ_PLOTS_NONE, 0, NULL, err);
     snprintf(path, sizeof path, "%s/summary.json", m->outdir);
     return st ? st : oq_summary_write(m->s, &sp, path, err);
@@ -1248,6 +1252,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     free(m.merged);
     free(m.brief);
     free(m.positions);
+    oq_run_notes_clear(&m.notes);
     oq_shard_plan_clear(&m.plan);
     if (st) oq_validate_summary_free(m.s);
     else *summary = m.s;

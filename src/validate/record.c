@@ -127,7 +127,7 @@ static void put_worst(line *b, const oq_batch_output *o)
 
 /* A batch's output: the keys of a comparison record (compare-impl.h) without its worst
  * elements and histograms, which the configuration's "outputs" aggregate. */
-static int put_output(line *b, const oq_batch_output *o, int64_t inf_matched)
+static int put_output(line *b, const oq_batch_output *o, const oq_output_beside *beside)
 {
     if (!isfinite(o->tol.rtol) || !isfinite(o->tol.atol)) return 0;
     add(b, "{\"output\": ");
@@ -160,12 +160,16 @@ static int put_output(line *b, const oq_batch_output *o, int64_t inf_matched)
     addf(b,
                    ", \"over_tolerance\": %lld, \"nan\": %lld, \"inf\": %lld, \"reference_nonfinite\": {\"nan\": %lld, "
                    "\"inf\": %lld}, \"padding\": {\"checked\": %s, \"padded\": %lld, \"nonzero\": %lld, \"masked\": %s, "
-                   "\"rule\": \"%s\", \"reference_nonzero\": %lld}",
+                   "\"rule\": \"%s\", \"reference_nonzero\": %lld",
                    (long long)o->over_tol, (long long)o->nan_count, (long long)o->inf_count,
                    (long long)o->ref_nan_count, (long long)o->ref_inf_count, o->padding_checked ? "true" : "false",
                    (long long)o->num_padded, (long long)o->pad_nonzero, o->masked ? "true" : "false",
                    padding_rules[(unsigned)o->padding_rule < 3 ? o->padding_rule : 1], (long long)o->ref_pad_nonzero);
-    if (inf_matched >= 0) addf(b, ", \"inf_matched\": %lld", (long long)inf_matched);
+    if (beside && beside->masked_by)
+        addf(b, ", \"batch_axis\": %d, \"seq_axis\": %d, \"masked_by\": \"%s\"", (int)beside->batch_axis,
+             (int)beside->seq_axis, beside->masked_by);
+    add(b, "}");
+    if (beside && beside->inf_matched >= 0) addf(b, ", \"inf_matched\": %lld", (long long)beside->inf_matched);
     if (o->exact) add(b, ", \"exact\": true");
     if (o->has_worst) put_worst(b, o);
     add(b, "}");
@@ -174,7 +178,7 @@ static int put_output(line *b, const oq_batch_output *o, int64_t inf_matched)
 
 /* The record's text; 0 when it cannot be written (a name that is not UTF-8, a tolerance that
  * is not a number), as jansson could not build it either. */
-static int record_text(line *b, const oq_batch_result *r, const int64_t *inf_matched)
+static int record_text(line *b, const oq_batch_result *r, const oq_output_beside *beside)
 {
     add(b, "{\"index\": ");
     put_int(b, r->index);
@@ -193,7 +197,7 @@ static int record_text(line *b, const oq_batch_result *r, const int64_t *inf_mat
         add(b, ", \"outputs\": [");
         for (size_t i = 0; i < r->n_outputs; i++) {
             if (i) add(b, ", ");
-            if (!put_output(b, &r->outputs[i], inf_matched ? inf_matched[i] : -1)) return 0;
+            if (!put_output(b, &r->outputs[i], beside ? &beside[i] : NULL)) return 0;
         }
         add(b, "], \"passed\": ");
         put_bool(b, r->passed);
@@ -206,25 +210,25 @@ static int record_text(line *b, const oq_batch_result *r, const int64_t *inf_mat
 static int point_is_dot(void) { return !strcmp(localeconv()->decimal_point, "."); }
 
 /* The record's line (with its newline) in l->b; 0: it cannot be written. */
-static int record_line(line *l, const oq_batch_result *r, const int64_t *inf_matched)
+static int record_line(line *l, const oq_batch_result *r, const oq_output_beside *beside)
 {
     *l = (line){.ok = 1};
-    int ok = point_is_dot() && record_text(l, r, inf_matched);
+    int ok = point_is_dot() && record_text(l, r, beside);
     add(l, "\n");
     if (ok && l->ok) return 1;
     oq_dynbuf_clear(&l->b);
     return 0;
 }
 
-int oq_batch_record_put_matched(FILE *f, const oq_batch_result *r, const int64_t *inf_matched)
+int oq_batch_record_put_beside(FILE *f, const oq_batch_result *r, const oq_output_beside *beside)
 {
     line l;
-    int ok = record_line(&l, r, inf_matched) && fwrite(l.b.buf, 1, l.b.len, f) == l.b.len;
+    int ok = record_line(&l, r, beside) && fwrite(l.b.buf, 1, l.b.len, f) == l.b.len;
     oq_dynbuf_clear(&l.b);
     return ok;
 }
 
-int oq_batch_record_put(FILE *f, const oq_batch_result *r) { return oq_batch_record_put_matched(f, r, NULL); }
+int oq_batch_record_put(FILE *f, const oq_batch_result *r) { return oq_batch_record_put_beside(f, r, NULL); }
 
 json_t *oq_batch_record_json(const oq_batch_result *r)
 {

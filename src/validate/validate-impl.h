@@ -225,12 +225,27 @@ typedef struct oq_batch_brief {
  * user's file, judged against the outputs saved with it: the `expected` reference). */
 const char *oq_batch_source_name(const oq_batch_info *b);
 oq_batch_brief oq_batch_brief_of(const oq_batch_info *b);
+/* A run's notes, each said once before it ran (summary.json's "notes", docs/summary-schema.md):
+ * kept beside the summary, as oq_validate_summary has no member for them (the ABI keeps it).
+ * kind[i] and text[i] for i < n, each pair once. */
+typedef struct oq_run_notes {
+    size_t n;
+    char **kind, **text;
+} oq_run_notes;
+/* The pair appended unless held already (merged shards each carry the run's); OQ_ERR_NOMEM. */
+oq_status oq_run_notes_add(oq_run_notes *n, const char *kind, const char *text, oq_err *err);
+void oq_run_notes_clear(oq_run_notes *n);
+json_t *oq_run_notes_json(const oq_run_notes *n); /* [{"kind", "text"}, ...]; n NULL: [] */
+/* summary.json's "notes" (`a`, NULL: a summary without them, none) added to *n; OQ_ERR_FORMAT
+ * naming `path` for an entry without a string kind and text. */
+oq_status oq_run_notes_back(const json_t *a, oq_run_notes *n, const char *path, oq_err *err);
 typedef struct oq_spilled {
     char *batch_list;             /* JSON lines, a batch list entry each */
     oq_batch_brief *brief;        /* n_brief, in the list's order */
     size_t n_brief;
     char *description;            /* the plan's description (JSON text) */
     char **records;               /* per configuration of the summary: its batch records */
+    const oq_run_notes *notes;    /* the run's notes (borrowed; NULL: none) */
 } oq_spilled;
 /* The batch list and description of s moved to files in `dir` (s keeps neither after). */
 oq_status oq_spill_batches(oq_validate_summary *s, const char *dir, oq_spilled *sp, oq_err *err);
@@ -243,9 +258,16 @@ oq_status oq_summary_write(const oq_validate_summary *s, const oq_spilled *sp, c
 void oq_batch_records_path(const char *result, char *buf, size_t n);
 /* One record written as one line; 0 on a write error or out of memory. */
 int oq_batch_record_put(FILE *f, const oq_batch_result *b);
-/* The same with each output's inf_matched (inf_matched[i] for b->outputs[i]; NULL: not known,
- * the key left out): a count the public oq_batch_output has no member for (the ABI keeps it). */
-int oq_batch_record_put_matched(FILE *f, const oq_batch_result *b, const int64_t *inf_matched);
+/* What a record's output holds that the public oq_batch_output has no member for (the ABI keeps
+ * it): its matched infinities, and where the mask's lengths applied and what decided it. */
+typedef struct oq_output_beside {
+    int64_t inf_matched;          /* -1: not known, the key left out */
+    int32_t batch_axis, seq_axis; /* the axes masked (padding's "batch_axis", "seq_axis") ... */
+    const char *masked_by;        /* ... and the rule (oq_mask_axes.by; NULL: none masked, or not
+                                     known: the three keys left out) */
+} oq_output_beside;
+/* The same with beside[i] for b->outputs[i] (NULL: none known). */
+int oq_batch_record_put_beside(FILE *f, const oq_batch_result *b, const oq_output_beside *beside);
 json_t *oq_batch_record_json(const oq_batch_result *b); /* as summary.json holds it */
 /* Each record of the file to fn in turn, typed and as read (fn may keep `rec` with
  * json_incref; b's outputs are freed after); stops at fn's error. */
@@ -255,8 +277,9 @@ oq_status oq_batch_records_each(const char *path, oq_batch_fn fn, void *ctx, oq_
  * "<prefix>K.jsonl" (configuration K; (*records)[K], NULL: it had none, *n_records entries,
  * freed by the caller): the summary holds no batch record, no batch list, no batch in its
  * plan_description and no shard.batches (a merge takes those from the plan). */
+/* Its notes are added to *notes (a merge's, each once). */
 oq_status oq_validate_summary_read_spilled(const char *path, const char *prefix, oq_validate_summary **summary,
-                                           char ***records, size_t *n_records, oq_err *err);
+                                           char ***records, size_t *n_records, oq_run_notes *notes, oq_err *err);
 /* outdir/error.json of a run that stopped before any model ran, and its message back. */
 oq_status oq_error_record_write(const char *path, const oq_err *e, oq_err *err);
 oq_status oq_error_record_read(const char *path, char *msg, size_t n, oq_err *err);

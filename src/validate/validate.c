@@ -77,6 +77,7 @@ typedef struct run_ctx {
     oq_signature sig;           /* the model's inputs and outputs, which input is the mask */
     char *unchecked;            /* the user's model's indices nothing checks before the run, a
                                    note a line (constidx-impl.h), said once its inputs are accepted */
+    oq_run_notes notes;         /* the caller's notes and those of unchecked, kept in summary.json */
     char user_sha256[65];       /* the user's model's identity, "" when a data file was unread ... */
     oq_err user_unhashed;       /* ... and why */
     char **models;              /* per configuration: its ONNX file (NULL: the C reference) ... */
@@ -1425,6 +1426,20 @@ static oq_status check_inputs_outside(const oq_validate_opts *o, oq_err *err)
     return OQ_OK;
 }
 
+/* Each note of c->unchecked kept for summary.json, as say_unchecked says it. */
+static oq_status keep_unchecked(run_ctx *c, oq_err *err)
+{
+    oq_status st = OQ_OK;
+    for (const char *line = c->unchecked, *end; !st && line && (end = strchr(line, '\n')); line = end + 1) {
+        char *text = NULL;
+        if (asprintf(&text, "%s: %.*s", c->o->model_path, (int)(end - line), line) < 0)
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        st = oq_run_notes_add(&c->notes, "indices_unchecked", text, err);
+        free(text);
+    }
+    return st;
+}
+
 /* The run's model and its signature. The user's file is read once: the contract in its
  * metadata, its inputs and outputs, and its identity (what every worker checks the bytes it
  * reads against) all come from those bytes, which are let go before any worker starts. */
@@ -1442,6 +1457,7 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     unsigned *uses = NULL;
     oq_index_routes *tables = NULL;
     if (!st) st = oq_model_input_uses_bytes(m.bytes, m.n, m.mi, o->model_path, &uses, &tables, &c->unchecked, err);
+    if (!st) st = keep_unchecked(c, err);
     if (!st)
         st = oq_signature_make_used(o, c->weights, &m.mi, &uses, &tables, *contract ? contract : NULL, &c->sig, err);
     if (!st && *contract && !o->mask_polarity_given) c->sig.polarity = pol; /* the user need not repeat it */
@@ -1981,6 +1997,7 @@ static void ctx_clear(run_ctx *c)
     for (size_t k = 0; c->models && k < c->o->n_configs; k++) free(c->models[k]);
     for (size_t k = 0; c->plans && k < c->o->n_configs; k++) oq_validate_plan_clear(&c->plans[k]);
     oq_spilled_clear(&c->sp, c->o->n_configs);
+    oq_run_notes_clear(&c->notes);
     if (c->desc.f) fclose(c->desc.f);
     free(c->sink.brief);
     free(c->models);
@@ -2023,7 +2040,8 @@ static oq_status publish_plan(run_ctx *c, oq_err *err)
     return oq_shard_plan_prepare(o, &c->sink, c->sp.batch_list, c->sp.description, c->s->plan_hash, err);
 }
 
-static oq_status validate_run(const oq_validate_opts *o_in, oq_validate_summary **summary, oq_err *err)
+static oq_status validate_run(const oq_validate_opts *o_in, const char *const *kinds, const char *const *texts,
+                              size_t n_notes, oq_validate_summary **summary, oq_err *err)
 {
     oq_validate_opts shard_opts;
     char shard_dir[4096];
@@ -2043,7 +2061,9 @@ static oq_status validate_run(const oq_validate_opts *o_in, oq_validate_summary 
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     oq_iso_time(c.s->start, sizeof c.s->start);
+    c.sp.notes = &c.notes;
     oq_status st = check_self_exe(o, &why, err);
+    for (size_t i = 0; !st && i < n_notes; i++) st = oq_run_notes_add(&c.notes, kinds[i], texts[i], err);
     if (!st) st = check_lists(o, err);
     if (!st) st = check_cache(&c, err);
     if (!st) st = setup(&c, err);
@@ -2076,13 +2096,36 @@ oq_status oq_validate_run(const oq_validate_opts *o, oq_validate_summary **summa
 {
     if (!o) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: o is NULL", __func__);
     OQ_NEED(err, summary);
+    return oq_validate_run_noted(o, NULL, NULL, 0, summary, err);
+}
+
+/* A NULL or empty kind or a NULL text of the caller's notes, named by its index. */
+static oq_status check_notes(const char *const *kinds, const char *const *texts, size_t n, oq_err *err)
+{
+    if (n && (!kinds || !texts))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run_noted: %s is NULL with n_notes %zu",
+                          !kinds ? "note_kinds" : "note_texts", n);
+    for (size_t i = 0; i < n; i++)
+        if (!kinds[i] || !*kinds[i] || !texts[i])
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "oq_validate_run_noted: note %zu has %s", i,
+                              !texts[i] ? "a NULL text" : "no kind");
+    return OQ_OK;
+}
+
+oq_status oq_validate_run_noted(const oq_validate_opts *o, const char *const *note_kinds,
+                                const char *const *note_texts, size_t n_notes, oq_validate_summary **summary,
+                                oq_err *err)
+{
+    if (!o) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: o is NULL", __func__);
+    OQ_NEED(err, summary);
     *summary = NULL;
     oq_outdir_lock *folder = NULL, *own = NULL;
     oq_status st = oq_validate_opts_check(o, err);
+    if (!st) st = check_notes(note_kinds, note_texts, n_notes, err);
     if (!st) st = check_paths(o, err);
     if (!st) st = check_timeout(o, err);
     if (!st) st = lock_outdir(o, &folder, &own, err);
-    if (!st) st = validate_run(o, summary, err);
+    if (!st) st = validate_run(o, note_kinds, note_texts, n_notes, summary, err);
     oq_outdir_lock_free(own);
     oq_outdir_lock_free(folder);
     return st;

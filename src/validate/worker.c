@@ -53,8 +53,8 @@ typedef struct worker {
                             inspection (model.mi) gives the outputs' mask axes */
     oq_compare_result *cmp; /* the comparison of one output of one batch (~10 KB) */
     FILE *records;          /* each batch's record, appended as it finishes (not kept) */
-    int64_t *matched;       /* the batch's inf_matched, one per record output (its record only) */
-    size_t n_matched;
+    oq_output_beside *beside; /* per record output of the batch: what only its record holds */
+    size_t n_beside;
     char workdir[PATH_MAX];
     int all_passed;
     int64_t calls; /* of the model or the reference, all counted */
@@ -255,7 +255,7 @@ static oq_status reference_outputs(worker *w, const oq_plan_batch *pb, const bat
  * not known before the run (a size declared "?") and cannot be told is an error, as it would
  * have been before the run: never compared on the wrong elements. */
 static oq_status mask_axes(const worker *w, const batch_mask *bm, const oq_tensor *o, oq_compare_opts *co,
-                           oq_err *err)
+                           oq_mask_axes *a, oq_err *err)
 {
     const oq_validate_plan *p = w->plan;
     oq_axes_rule r = {p->model ? p->model : p->config.name, w->model.mi, bm->input, p->n_seq_axes, p->seq_axes,
@@ -265,11 +265,10 @@ static oq_status mask_axes(const worker *w, const batch_mask *bm, const oq_tenso
         r.n_seq_axes = 1;
         r.seq_axes = &own;
     }
-    oq_mask_axes a;
-    oq_status st = oq_output_mask_axes(&r, o->name, o->ndim, o->shape, &a, err);
-    if (st || !a.masked) return st;
-    co->batch_axis = a.batch;
-    co->seq_axis = a.seq;
+    oq_status st = oq_output_mask_axes(&r, o->name, o->ndim, o->shape, a, err);
+    if (st || !a->masked) return st;
+    co->batch_axis = a->batch;
+    co->seq_axis = a->seq;
     co->lengths = bm->lengths;
     return OQ_OK;
 }
@@ -327,7 +326,8 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
         oq_compare_opts co = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
         co.tol = oq_tolerances_get(w->tols, r->name);
         co.check_padding = w->plan->padding;
-        if (bm->lengths && (st = mask_axes(w, bm, o, &co, err))) break;
+        oq_mask_axes axes = {0};
+        if (bm->lengths && (st = mask_axes(w, bm, o, &co, &axes, err))) break;
         oq_compare_result *res = w->cmp; /* one batch's: kept as a few numbers and aggregated */
         oq_err ce = {0};
         if (oq_compare_tensors(o, r, &co, res, &ce)) {
@@ -339,13 +339,13 @@ static oq_status compare_outputs(worker *w, const oq_plan_batch *pb, oq_tensor *
         oq_worst_events ev;
         worst_events(res, &co, bm, &ev);
         oq_batch_output *bo = OQ_PUSH(b->outputs, b->n_outputs);
-        int64_t *matched = bo ? OQ_PUSH(w->matched, w->n_matched) : NULL;
-        if (!matched || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, &ev, err)) {
-            st = matched ? err->status : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        oq_output_beside *beside = bo ? OQ_PUSH(w->beside, w->n_beside) : NULL;
+        if (!beside || oq_output_results_add_batch(&w->r->outputs, &w->r->n_outputs, res, b->index, &ev, err)) {
+            st = beside ? err->status : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
             break;
         }
         oq_batch_output_of(res, &ev, bo);
-        *matched = res->inf_matched;
+        *beside = (oq_output_beside){res->inf_matched, axes.batch, axes.seq, axes.masked ? axes.by : NULL};
         if (!res->passed && !w->r->reason) {
             char line[OQ_PATH_BUF + 512], where[OQ_PATH_BUF + 64];
             if (vacuous)
@@ -537,13 +537,13 @@ static oq_status compute_batch(worker *w, const oq_plan_batch *pb, const batch_m
 /* The batch's record appended to the records file, also when the batch stopped the run. */
 static oq_status put_record(worker *w, oq_batch_result *b, oq_status st, oq_err *err)
 {
-    int ok = oq_batch_record_put_matched(w->records, b, w->n_matched == b->n_outputs ? w->matched : NULL) &&
+    int ok = oq_batch_record_put_beside(w->records, b, w->n_beside == b->n_outputs ? w->beside : NULL) &&
              fflush(w->records) == 0;
     const int e = errno, wrote = ferror(w->records);
     free(b->outputs);
-    free(w->matched);
-    w->matched = NULL;
-    w->n_matched = 0;
+    free(w->beside);
+    w->beside = NULL;
+    w->n_beside = 0;
     if (st || ok) return st;
     if (!wrote) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory writing a batch record"); /* the JSON's */
     char path[OQ_PATH_BUF];
@@ -843,7 +843,7 @@ static void worker_clear(worker *w)
     oq_refstream_close(&w->refs, NULL);
     if (w->records) fclose(w->records);
     free(w->cmp);
-    free(w->matched);
+    free(w->beside);
     memset(w, 0, sizeof *w);
 }
 

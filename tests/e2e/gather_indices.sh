@@ -125,6 +125,18 @@ note="note: rt.onnx: Gather 'g': its indices 'ind' are computed at run time (fro
 first_run=$(grep -n '^\[1/2\]' rt.err | head -1 | cut -d: -f1)
 [ -n "$first_run" ] && [ "$(grep -nxF "$note" rt.err | cut -d: -f1)" -lt "$first_run" ] &&
     ok "validate: the note before the run" || bad "validate rt.onnx: the note not before the run: $(cat rt.err)"
+# ... and kept in summary.json (once) and report.html; a sharded run's merge keeps its shards' once
+notes_of() { $PY -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])).get("notes")))' "$1/summary.json"; }
+want=$($PY -c 'import json, sys; print(json.dumps([{"kind": "indices_unchecked", "text": sys.argv[1][6:]}]))' "$note")
+[ "$(notes_of o_rt)" = "$want" ] && ok "summary.json: the note kept once" || bad "o_rt notes: $(notes_of o_rt)"
+grep -qF "<li class=\"note\"><code>indices_unchecked</code> rt.onnx: Gather &#39;g&#39;: its indices" o_rt/report.html &&
+    ok "report.html: the note shown" || bad "o_rt/report.html: $(grep -o '<section id="notes">.\{0,300\}' o_rt/report.html)"
+SH=(validate --model rt.onnx --configs expected,cpu:model:fp32 --inputs rt.npz rt2.npz --threads 1 --outdir o_sh)
+expect 0 "prepared 2 shards by batch" "$Q" "${SH[@]}" --prepare-shards 2
+for i in 0 1; do "$Q" "${SH[@]}" --shard $i/2 >"sh$i.log" 2>&1 || bad "shard $i: $(cat "sh$i.log")"; done
+[ "$(notes_of o_sh/shards/1)" = "$want" ] && ok "a shard's summary.json: the note" || bad "shard 1 notes: $(notes_of o_sh/shards/1)"
+expect 0 "PASSED" "$Q" merge o_sh
+[ "$(notes_of o_sh)" = "$want" ] && ok "merged summary.json: the shards' note once" || bad "merged notes: $(notes_of o_sh)"
 "$Q" inspect bad_ints.onnx >i_ints.out 2>&1
 grep -q "^warning: Gather 'g': its constant indices 'ind' hold 5 at element \[1\]" i_ints.out &&
     ok "inspect: a Constant's value_ints out of range said" || bad "inspect bad_ints.onnx: $(cat i_ints.out)"

@@ -53,6 +53,15 @@ o = s["configs"][1]["batches"][0]["outputs"][0]
 assert eval(sys.argv[2]), (s["verdict"], s.get("verdict_reason"), o)
 PY
 }
+# notes_are DIR [KIND TEXT-START]: DIR/summary.json's notes are that one note, or none
+notes_are() {
+    $PY - "$1/summary.json" "${2:-}" "${3:-}" <<'PY' && ok "$1: notes ${2:-none}" || bad "$1: notes ${2:-none}"
+import json, sys
+n = json.load(open(sys.argv[1]))["notes"]
+kind, start = sys.argv[2:]
+assert n == [] if not kind else len(n) == 1 and n[0]["kind"] == kind and n[0]["text"].startswith(start), n
+PY
+}
 
 # 5. infinities alone compared nothing; one finite element besides them is a comparison
 nothing="no finite value was compared: every valid element of cpu:model:fp32's outputs is an infinity the reference holds too"
@@ -86,10 +95,12 @@ expect 0 "verdict: PASSED" $Q validate --model "$DL/decoder_lm_op18.onnx" --inpu
 unjudged="ortqual validate: note: fin_io.npz holds saved outputs of the model \(y\); the reference is cpu:model:fp32, so they are not compared: put expected first in --configs"
 expect 1 "$unjudged" $Q validate --model sq.onnx --no-mask --inputs fin_io.npz --configs cpu:model:fp32 "${common[@]}" \
     --outdir v3cfg
+notes_are v3cfg outputs_not_reference "fin_io.npz holds saved outputs of the model (y); the reference is cpu:model:fp32, so"
 out=$($Q validate --model sq.onnx --no-mask --inputs fin_in.npz --configs cpu:model:fp32 "${common[@]}" --outdir v3no 2>&1)
 grep -q "holds saved outputs" <<<"$out" && bad "a file without outputs has the note: $out" || ok "no outputs, no note"
 expect 1 "ortqual replay: note: fin_io.npz holds saved outputs of the model \(y\); the reference is ORT CPU \(--reference cpu\), so they are not compared: --reference expected" \
     $Q replay --model sq.onnx --no-mask --inputs fin_io.npz --ep cuda --progress never --outdir r3cpu
+notes_are r3cpu outputs_not_reference "fin_io.npz holds saved outputs of the model (y); the reference is ORT CPU"
 
 # 9. a float32 model judged at fp16's tolerances is said, in validate and replay
 loose="note: sq.onnx computes in float32 \(no attention or output of it is float16 or bfloat16\); %s judges it with fp16 tolerances \(rtol 0.01, atol 0.004; float32's: rtol 0.0001, atol 1e-05\)"
@@ -101,6 +112,12 @@ expect 0 "$(printf "$loose" "--precision fp16")" $Q replay --model sq.onnx --no-
     --expected fin_exp.npz --precision fp16 --progress never --repeat 1 --outdir r9
 out=$($Q validate --model sq.onnx --no-mask --inputs fin_in.npz --expected fin_exp.npz "${common[@]}" --outdir v9own 2>&1)
 grep -q "judges it with" <<<"$out" && bad "fp32 at fp32 has the note: $out" || ok "fp32 at fp32, no note"
+# the notes said are kept in summary.json as said (no note: an empty list) and shown by report.html
+notes_are v9 tolerance_looser "sq.onnx computes in float32 (no attention or output of it is float16 or bfloat16); cpu:model:fp16 judges it"
+notes_are r9 tolerance_looser "sq.onnx computes in float32 (no attention or output of it is float16 or bfloat16); --precision fp16 judges it"
+notes_are v9own
+grep -qF '<li class="note"><code>tolerance_looser</code> sq.onnx computes in float32' v9/report.html &&
+    ok "v9/report.html: the note" || bad "v9/report.html has no note"
 
 # 10. an --expected file's lengths and event_indices say what the batch says
 one_line 2 "^ortqual validate: out_len.npz: member 'lengths' index 0: 1, but event 0 has 50 valid positions by the mask$" \

@@ -105,6 +105,21 @@ expect 0 "verdict: PASSED" "$Q" replay --model plain.onnx --inputs in.npz --expe
     --outdir s_rok
 expect 1 "output output: FAIL valid=64/64 .*no padding \(every element valid\)" "$Q" validate --model plain.onnx \
     --inputs in.npz --expected bad.npz --seq-axis output=none --outdir s_none --no-plots
+# each batch record says the axes masked and what decided them (its denotations, --seq-axis;
+# none: no keys), and a merge of shards keeps them
+masked() { # masked DIR 'BATCH SEQ BY' or 'none': the padding of config 1's batch 0 output 0
+    got=$($PY -c 'import json, sys; p = json.load(open(sys.argv[1]))["configs"][1]["batches"][0]["outputs"][0]["padding"]
+print(" ".join(str(p[k]) for k in ("batch_axis", "seq_axis", "masked_by")) if "masked_by" in p else "none")' "$1/summary.json")
+    [ "$got" = "$2" ] && ok "$1: masked $2" || bad "$1: masked $got, not $2"
+}
+masked s_ok "0 2 seq_axes"
+masked s_none none
+masked v_ok "0 2 denotations"
+SH=(validate --model st2.onnx --inputs in.npz --expected exact.npz --configs expected,cpu:model:fp32 --no-plots --outdir m_sh)
+expect 0 "prepared 1 shard" "$Q" "${SH[@]}" --prepare-shards 1
+expect 0 "shard 0 of 1 done" "$Q" "${SH[@]}" --shard 0/1
+expect 0 "PASSED" "$Q" merge --no-plots m_sh
+masked m_sh "0 2 denotations"
 #    the batch axis said with it (what a sequence-first output needs: y=0,batch=1) reads the same
 expect 1 "$FAILS" "$Q" validate --model plain.onnx --inputs in.npz --expected bad.npz --seq-axis output=2,batch=0 \
     --outdir s_batch --no-plots

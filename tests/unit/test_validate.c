@@ -866,6 +866,7 @@ static void mask_axes_by_sizes(void **state)
     const oq_seq_axis two = {"y", 2}, none = {"y", OQ_SEQ_AXIS_NONE}, one = {"y", 1};
     assert_int_equal(axes_of(mi, &two, 1, "y", 4, y, 2, 4, &a, &err), OQ_OK);
     ASSERT_AXES(a, 0, 2);
+    assert_string_equal(a.by, "seq_axes"); /* the rule that decided, for summary.json's padding */
     assert_int_equal(axes_of(mi, &none, 1, "y", 4, y, 2, 4, &a, &err), OQ_OK);
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, &two, 1, "y", 4, (int64_t[]){2, 4, 3, 2}, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
@@ -895,6 +896,7 @@ static void mask_axes_sizes_tell_nothing(void **state)
     const int64_t h[] = {2, 4, 8}, pooled[] = {2, 4}, sf[] = {4, 4, 8};
     assert_int_equal(axes_of(mi, NULL, 0, "h", 3, h, 2, 4, &a, &err), OQ_OK); /* [B, L, E]: told */
     ASSERT_AXES(a, 0, 1);
+    assert_string_equal(a.by, "sizes");
     assert_int_equal(axes_of(mi, NULL, 0, "pooled", 2, pooled, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
     assert_string_equal(err.msg, "axes.onnx: output 'pooled' shape [2,4]: axis 1 has the mask's padded length 4, "
                                  "but a [B, L] output is as well a pooled [B, H] one whose width H is L, and the model "
@@ -988,6 +990,7 @@ static void mask_axes_by_declaration(void **state)
     const int64_t y[] = {2, 4, 4, 2}, sq[] = {2, 4, 4};
     assert_int_equal(axes_of(mi, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_OK);
     ASSERT_AXES(a, 0, 2);
+    assert_string_equal(a.by, "names");
     assert_int_equal(axes_of(mi, NULL, 0, "cache", 4, y, 2, 4, &a, &err), OQ_OK);
     assert_false(a.masked);
     assert_int_equal(axes_of(mi, NULL, 0, "scores", 3, sq, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
@@ -1004,6 +1007,7 @@ static void mask_axes_by_declaration(void **state)
     assert_null(mi->outputs[0].denotations[1]);
     assert_int_equal(axes_of(mi, NULL, 0, "y", 4, y, 2, 4, &a, &err), OQ_OK);
     ASSERT_AXES(a, 0, 2);
+    assert_string_equal(a.by, "denotations");
     assert_int_equal(axes_of(mi, NULL, 0, "t", 3, (int64_t[]){2, 4, 3}, 2, 4, &a, &err), OQ_OK);
     assert_false(a.masked); /* axis 1 has size L, but the model says what it is: not time */
     assert_int_equal(axes_of(mi, NULL, 0, "two", 3, sq, 2, 4, &a, &err), OQ_ERR_INVALID_ARG);
