@@ -89,9 +89,14 @@ typedef struct oq_test_summary {
  * cargo's "test result: FAILED.", go test's "--- FAIL: ", "FAIL\t" and "FAIL", TAP's
  * "not ok" (but not "# TODO") and "Bail out!", unittest's "FAILED (failures=N...)",
  * GoogleTest's and cmocka's "[  FAILED  ]", ortqual's "verdict: " with another word than
- * PASSED (OQ_RUNNER_ORTQUAL); each at the start of the line, as the runners print them. */
+ * PASSED (OQ_RUNNER_ORTQUAL); and a runner's crash or refusal, which prints no summary: cargo's
+ * "error: test failed, to rerun pass ", CPython's "Fatal Python error: ", pytest's
+ * "INTERNALERROR> ", an "ortqual validate|replay|merge|bench: " line (not a note, a warning or a
+ * default) that no verdict line follows before the log ends or another of them speaks (docs/gate.md);
+ * each at the start of the line, as the runners print them. */
 typedef struct oq_failure_line {
-    const char *runner; /* "cargo", "go", "tap", "unittest", "gtest/cmocka", "ortqual" (static) */
+    const char *runner; /* "cargo", "go", "tap", "unittest", "gtest/cmocka", "python", "pytest",
+                           "ortqual" (static) */
     uint64_t line;
     char *text;         /* the line, colour codes stripped (owned) */
 } oq_failure_line;

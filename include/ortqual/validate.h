@@ -782,7 +782,8 @@ typedef struct oq_estimate_opts {
     int32_t configs;       /* K, configurations with the reference (0: as measured) */
     int32_t workers;       /* G, tasks running at once (nodes x GPUs per node) */
     int32_t shards;        /* N (0: G, one wave, but at most one shard per batch) */
-    int repeat, warmup;    /* timed and warm-up calls per batch (-1: as measured) */
+    int repeat, warmup;    /* timed and warm-up calls per batch (-1: as measured; else
+                              repeat >= 1, warmup >= 0, as validate's) */
     const char *only;      /* model the others on measured configurations whose name starts
                               with this (e.g. "cuda:"); NULL: all measured */
 } oq_estimate_opts;

@@ -243,9 +243,12 @@ const char *oq_cli_terms(const char *msg, char *buf, size_t n);
 /* The option lines of a table (what oq_cli_usage prints between head and foot). */
 void oq_cli_opts_help(FILE *fp, const oq_opt *opts);
 
-/* --repeat and --warmup: one range wherever a run times calls (validate, replay). */
-#define OQ_CLI_REPEAT_OPT(p) OQ_OPT_NUMBER("repeat", "N", (p), 1, INT32_MAX, "timed calls per batch after the first call (5)")
-#define OQ_CLI_WARMUP_OPT(p) OQ_OPT_NUMBER("warmup", "N", (p), 0, INT32_MAX, "untimed calls before them (1)")
+/* --repeat and --warmup: one range wherever a run times calls (validate, replay) or one is
+ * planned (estimate: its --repeat 0 described a plan validate refuses). */
+#define OQ_CLI_REPEAT_OPT_H(p, h) OQ_OPT_NUMBER("repeat", "N", (p), 1, INT32_MAX, h)
+#define OQ_CLI_WARMUP_OPT_H(p, h) OQ_OPT_NUMBER("warmup", "N", (p), 0, INT32_MAX, h)
+#define OQ_CLI_REPEAT_OPT(p) OQ_CLI_REPEAT_OPT_H(p, "timed calls per batch after the first call (5)")
+#define OQ_CLI_WARMUP_OPT(p) OQ_CLI_WARMUP_OPT_H(p, "untimed calls before them (1)")
 /* --mask-polarity keep|pad (validate, replay, bench): which value of the mask marks a valid
  * element, into the oq_mask_polarity at o->ctx. */
 int oq_cli_mask_polarity_option(const oq_opt *o, const char *arg);

@@ -116,8 +116,8 @@ int cmd_estimate(int argc, char **argv)
         OQ_OPT_NUMBER("shards", "N", &o.shards, 1, 1 << 30,
                       "(default G: one wave; at most one shard per batch of the\n"
                       "measured batch size)"),
-        OQ_OPT_NUMBER("repeat", "R", &o.repeat, 0, 1 << 30, "timed calls per batch of the larger plan (default: as measured)"),
-        OQ_OPT_NUMBER("warmup", "W", &o.warmup, 0, 1 << 30, "warm-up calls per batch (default: as measured)"),
+        OQ_CLI_REPEAT_OPT_H(&o.repeat, "timed calls per batch of the larger plan (default: as measured)"),
+        OQ_CLI_WARMUP_OPT_H(&o.warmup, "warm-up calls per batch (default: as measured)"),
         OQ_OPT_FLAG("json", &json, "the estimate as JSON"),
         OQ_OPT_END};
     const oq_cli_command c = {"estimate", head, foot, opts, OQ_CLI_OPERANDS};

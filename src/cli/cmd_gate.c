@@ -50,7 +50,10 @@ static const char head[] =
 "    undo it. So does a runner's failure line anywhere in the log, at the\n"
 "    start of a line: cargo's \"test result: FAILED.\", go test's \"--- FAIL:\"\n"
 "    and \"FAIL\", TAP's \"not ok\" (not # TODO) and \"Bail out!\", unittest's\n"
-"    \"FAILED (failures=N)\", \"[  FAILED  ]\". A carriage return ends a line.\n";
+"    \"FAILED (failures=N)\", \"[  FAILED  ]\"; and a crash or refusal that printed\n"
+"    no summary: cargo's \"error: test failed, to rerun pass\", \"Fatal Python\n"
+"    error:\", pytest's \"INTERNALERROR>\", an \"ortqual merge: ...\" refusal no\n"
+"    verdict line follows (docs/gate.md). A carriage return ends a line.\n";
 
 static const char foot[] =
 "\n"

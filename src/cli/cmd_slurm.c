@@ -245,7 +245,9 @@ static int run(struct slurm_args *a)
     }
     /* the merge's --junit, checked before the prepare step as the merge would check it */
     int rc = a->junit ? oq_cli_junit_in_run("slurm", a->junit, a->job.outdir) : OQ_EXIT_OK;
-    if (!rc) rc = oq_cli_output_ready("slurm", "--junit", a->junit, a->job.outdir);
+    /* the outdir as given, as validate compares it: --junit DIR/junit.xml is in the DIR the prepare
+     * step makes (against the absolute DIR its folder was "missing") */
+    if (!rc) rc = oq_cli_output_ready("slurm", "--junit", a->junit, a->outdir);
     if (!rc) rc = prepare(a);
     if (rc) return rc;
     oq_slurm_scripts s;

@@ -36,6 +36,25 @@ char *oq_compare_result_str_at(const oq_compare_result *res, const char *side, c
  * no valid pair (`finite_pairs` of them) is finite. A comparison and a merge of them end with it. */
 void oq_compare_metrics_shown(oq_compare_result *r, int64_t finite_pairs);
 
+/* A record's tolerance member `key` ("rtol", "atol") of its "tolerance" object `tol`: a
+ * number, or NaN when it is anything else ("x", null, missing), which no check passes (it was
+ * read as 0); 0 for a record with no tolerance object (none was written before it). */
+double oq_compare_tolerance_back(const json_t *tol, const char *key);
+/* A record that says it passed, as far as its own fields can tell besides its numbers
+ * (oq_compare_judge_numbers): compared exactly exactly when its dtypes say so, and a tolerance
+ * of two numbers >= 0. 1 when it holds; else 0 and why not (n bytes of `why`). */
+int oq_compare_record_holds(const oq_compare_result *r, char *why, size_t n);
+/* OQ_ERR_FORMAT "PATH: CONFIG passed, but its output 'OUTPUT' WHY: refusing to VERB a summary that
+ * contradicts itself" (OUTPUT NULL: "but lists no compared output"): the one wording of merge,
+ * plot and report for a configuration whose `passed` its records do not bear out. */
+oq_status oq_compare_contradiction(oq_err *err, const char *path, const char *config, const char *output,
+                                   const char *why, const char *verb);
+/* Every configuration under test of the validate summary `summary` (file `path`) that passed:
+ * its outputs listed, each passed, holding (oq_compare_record_holds) and passing by its numbers;
+ * else oq_compare_contradiction with verb "draw" (plot, report and JUnit draw no such summary).
+ * A summary from before outputs were aggregated (no "outputs") is not checked here. */
+oq_status oq_compare_summary_holds(const json_t *summary, const char *path, oq_err *err);
+
 /* A metric of a comparison record read back (max_abs, max_rel, mean_abs, rms, rel_l2, an
  * element's abs_diff): a number, or NaN, +Inf, -Inf from the strings "nan", "inf", "-inf" that
  * stand for them in JSON. Absent or anything else: NaN, never json_number_value's 0, which

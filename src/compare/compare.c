@@ -1062,8 +1062,8 @@ oq_status oq_compare_result_from_json(const json_t *j, oq_compare_result *r, oq_
     for (int32_t d = 0; d < r->ndim; d++) r->shape[d] = json_integer_value(json_array_get(shape, (size_t)d));
     r->out_dtype = oq_dtype_parse(json_string_value(json_object_get(j, "dtype")));
     r->ref_dtype = oq_dtype_parse(json_string_value(json_object_get(j, "reference_dtype")));
-    r->tol.rtol = json_number_value(json_object_get(tol, "rtol"));
-    r->tol.atol = json_number_value(json_object_get(tol, "atol"));
+    r->tol.rtol = oq_compare_tolerance_back(tol, "rtol");
+    r->tol.atol = oq_compare_tolerance_back(tol, "atol");
     r->num_elements = int_of(j, "num_elements");
     r->num_valid = int_of(j, "num_valid");
     r->max_abs = oq_compare_metric_back(json_object_get(j, "max_abs"));

@@ -506,7 +506,9 @@ oq_status oq_figures_validate(oq_figures *fl, const json_t *summary, const char 
     const json_t *configs = json_object_get(summary, "configs");
     if (!json_is_array(configs)) return oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"configs\" array", name);
     oq_strset outs = {0};
-    oq_status st = collect_outputs(configs, &outs, err);
+    /* a panel says PASSED and the tolerance: the summary must bear both out (as report checks) */
+    oq_status st = oq_compare_summary_holds(summary, name, err);
+    if (!st) st = collect_outputs(configs, &outs, err);
     for (size_t o = 0; !st && o < outs.n; o++) {
         st = error_figure(fl, configs, outs.v[o], name, err);
         if (!st) st = magnitude_figure(fl, configs, outs.v[o], name, err);

@@ -885,6 +885,10 @@ oq_status oq_report_validate_check(const json_t *s, const char *name, oq_err *er
 {
     const json_t *configs = json_object_get(s, "configs");
     if (!json_is_array(configs)) return oq_err_set(err, OQ_ERR_FORMAT, "%s: no \"configs\" array", name);
+    /* each configuration that passed, by the numbers it is drawn with: a tolerance {"rtol": "x"}
+     * was drawn as "rtol 0, atol 0", and PASSED beside max|error| 5 with atol 1e-5 */
+    oq_status st = oq_compare_summary_holds(s, name, err);
+    if (st) return st;
     /* a pass needs a configuration under test that passed (oq_validate_judge) on batches it
      * was compared on: a summary that says passed without one was drawn as a green PASSED,
      * "0 under test", or "0 batches" with a JUnit of zero tests */

@@ -264,6 +264,8 @@ oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_est
     memset(out, 0, sizeof *out);
     if (o->events < 1 || o->workers < 1 || o->configs < 0 || o->configs == 1 || o->shards < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "estimate: want events >= 1, workers >= 1, configurations >= 2");
+    if (o->repeat == 0 || o->repeat < -1 || o->warmup < -1) /* validate's plan: repeat >= 1, warmup >= 0 */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "estimate: want repeat >= 1 and warmup >= 0 (-1: as measured)");
     if (!measured->n_configs)
         return oq_err_set(err, OQ_ERR_FORMAT, "the summary has no configurations (a prepared plan ran nothing)");
     oq_status st = check_shards(measured, o, err);

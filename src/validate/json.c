@@ -414,8 +414,8 @@ static void batch_output_back(const json_t *j, oq_batch_output *o)
     const char *name = str_of(j, "output") ? str_of(j, "output") : str_of(j, "name");
     snprintf(o->name, sizeof o->name, "%s", name ? name : "");
     o->passed = json_is_true(json_object_get(j, "passed"));
-    o->tol.rtol = json_number_value(json_object_get(json_object_get(j, "tolerance"), "rtol"));
-    o->tol.atol = json_number_value(json_object_get(json_object_get(j, "tolerance"), "atol"));
+    o->tol.rtol = oq_compare_tolerance_back(json_object_get(j, "tolerance"), "rtol");
+    o->tol.atol = oq_compare_tolerance_back(json_object_get(j, "tolerance"), "atol");
     o->exact = json_is_true(json_object_get(j, "exact"));
     o->num_valid = json_integer_value(json_object_get(j, "num_valid"));
     o->max_abs = oq_compare_metric_back(json_object_get(j, "max_abs"));

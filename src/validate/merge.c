@@ -145,10 +145,7 @@ static int judged_again(const merge_ctx *m, size_t k, int whole, char *why, size
     int exact = oq_compare_is_exact(r->out_dtype, r->ref_dtype);
     oq_tolerance want = exact ? (oq_tolerance){0, 0} : oq_tolerances_get(m->tols[k], r->name);
     char a[32], b[32], c[32], d[32], numbers[160], vacuous[300];
-    if (r->exact != exact)
-        snprintf(why, n, "says it was compared %s, but its dtypes %s and %s are compared %s",
-                 r->exact ? "exactly" : "by tolerance", oq_dtype_name(r->out_dtype), oq_dtype_name(r->ref_dtype),
-                 exact ? "exactly" : "by tolerance");
+    if (!oq_compare_record_holds(r, why, n)) return 0;
     else if (r->tol.rtol != want.rtol || r->tol.atol != want.atol)
         snprintf(why, n, "was judged at rtol=%s,atol=%s, not at the plan's rtol=%s,atol=%s",
                  oq_real_str(r->tol.rtol, 6, a, sizeof a), oq_real_str(r->tol.atol, 6, b, sizeof b),
@@ -170,15 +167,12 @@ static oq_status check_passed_outputs(const merge_ctx *m, size_t k, const oq_con
                                       oq_err *err)
 {
     if (r->is_reference || r->status != OQ_VERDICT_PASSED) return OQ_OK;
-    if (!r->n_outputs)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but lists no compared output: refusing to merge a "
-                          "summary that contradicts itself", path, r->config.name);
+    if (!r->n_outputs) return oq_compare_contradiction(err, path, r->config.name, NULL, NULL, "merge");
     for (size_t j = 0; j < r->n_outputs; j++) {
         char why[600] = "failed";
         *m->scratch = r->outputs[j].all;
         if (!m->scratch->passed || !judged_again(m, k, 1, why, sizeof why))
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but its output '%s' %s: refusing to merge a "
-                              "summary that contradicts itself", path, r->config.name, r->outputs[j].all.name, why);
+            return oq_compare_contradiction(err, path, r->config.name, r->outputs[j].all.name, why, "merge");
     }
     return OQ_OK;
 }

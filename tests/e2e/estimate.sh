@@ -23,6 +23,9 @@ EOF
 expect 2 "--shards 5: above the 4 batches of 10 events" "$Q" estimate "$S" --events 10 --workers 10 --shards 5
 expect 0 "^       10 shards by batch on 10 workers \(1 wave\), 12 events per shard$" \
     "$Q" estimate "$S" --events 100 --workers 10
+# QA round 7 #7: --repeat 0 is a plan validate refuses, and so is it here (it printed an estimate)
+expect 2 "^ortqual estimate: --repeat '0': want a whole number in 1..2147483647" \
+    "$Q" estimate "$S" --events 10 --workers 10 --repeat 0
 
 # 2. times in the unit that fits them: a small plan's worker time was "0.0 worker-hours"
 out=$("$Q" estimate "$S" --events 10 --workers 10 2>&1 | sed -n '/^model:/,$p')

@@ -159,6 +159,25 @@ if command -v cargo >/dev/null; then
     fi
 fi
 
+# ---- a runner that crashed or was refused after a passing summary (QA round 7 #2) ----------
+# It prints no summary of its own; with its exit status masked the earlier summary passed the gate.
+# pytest (its faulthandler) on a segfault, pytest's internal error, cargo's crashed test binary and
+# an ortqual refusal (no verdict line) each count as a failing run
+printf 'def test_a():\n    pass\n' >"$W/tests/test_ok.py"
+printf 'import ctypes\ndef test_crash():\n    ctypes.string_at(0)\ndef test_never():\n    assert False\n' >"$W/tests/test_crash.py"
+gate 1 -- /bin/sh -c "$PY -m pytest -q -p no:cacheprovider '$W/tests/test_ok.py'; $PY -m pytest -q -p no:cacheprovider '$W/tests/test_crash.py' || true" &&
+    expect "(python: Fatal Python error: Segmentation fault); no other summary undoes it"
+printer internal 0 '= 3 passed in 0.1s =\nINTERNALERROR> Traceback (most recent call last):\nINTERNALERROR> KeyError: 1\n'
+gate 1 -- "$W/bin/internal" && expect "a failing run at line 2 (pytest: INTERNALERROR> Traceback (most recent call last):)"
+printer cargo_crash 0 'test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n\nrunning 2 tests\nerror: test failed, to rerun pass `--test it`\n\nCaused by:\n  process didn'"'"'t exit successfully: `/x/it-1234` (signal: 11, SIGSEGV: invalid memory reference)\n'
+gate 1 -- "$W/bin/cargo_crash" && expect "a failing run at line 4 (cargo: error: test failed, to rerun pass \`--test it\`)"
+gate 1 -- /bin/sh -c "echo '= 2 passed in 0.1s ='; '$ORTQUAL' merge '$W/no-campaign' || true" &&
+    expect "a failing run at line 2 (ortqual: ortqual merge: "
+# the same words printed by a test in passing (indented, quoted, mid-line), and ortqual's notes
+# and defaults before its verdict, are no failure
+printer mentions 0 '  Fatal Python error: quoted\nlog: INTERNALERROR> quoted\n    error: test failed, to rerun pass x\nsaid: ortqual merge: x\nortqual validate: --configs a,b (--model'"'"'s default here)\nverdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in d/summary.json\n= 2 passed in 0.1s =\n'
+gate 0 -- "$W/bin/mentions" && expect "pytest summary (line 7): 2 passed"
+
 # ---- ctest's skipped and disabled tests (QA ci #2) ------------------------------
 # ctest's "out of N" counts a skipped test but never a disabled one: a passing run was read
 # as "zero tests passed"

@@ -46,4 +46,35 @@ PYEOF
     expect 2 "^ortqual report: $T/$what/summary.json:$line: not valid JSON" "$Q" report "$T/$what"
 done
 
+# 4. QA round 7 #5: a configuration that passed is drawn only where its outputs bear it out, as merge
+#    judges them: PASSED beside max|error| 5 at atol 1e-5, and a tolerance {"rtol": "x", "atol": null}
+#    (drawn as "rtol 0, atol 0"), are refused by plot, report and its JUnit, naming the output, nothing
+#    written; the run itself draws as before
+"$Q" validate --no-cache --num-events 4 --batch-size 2 --max-len 8 --repeat 1 --warmup 0 --threads 1 --no-plots \
+    --progress never --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir "$T/run" >"$T/run.log" 2>&1 ||
+    bad "validate: $(tail -3 "$T/run.log")"
+for edit in max_abs tolerance; do
+    mkdir "$T/$edit"
+    /usr/bin/python3 - "$T/run/summary.json" "$T/$edit/summary.json" "$edit" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = [c for c in d["configs"] if c["status"] == "passed" and not c.get("reference")][0]["outputs"][0]
+if sys.argv[3] == "max_abs":
+    o["max_abs"] = 5.0
+else:
+    o["tolerance"] = {"rtol": "x", "atol": None}
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+    why="has max_abs 5 above atol \+ rtol \* max_abs_ref = [0-9.e-]+"
+    [ "$edit" = tolerance ] &&
+        why="has tolerance.rtol nan, tolerance.atol nan, where each is a number >= 0 \(nan: not a number in the file\)"
+    for cmd in "report $T/$edit --junit $T/$edit/j.xml" "plot $T/$edit --out $T/$edit/plots"; do
+        expect 2 "^ortqual ${cmd%% *}: $T/$edit/summary.json: cpu:attention24:fp32 passed, but its output '[a-z]+' $why: refusing to draw a summary that contradicts itself$" \
+            "$Q" $cmd
+    done
+    [ "$(ls "$T/$edit")" = summary.json ] && ok "$edit: nothing written" || bad "$edit: written: $(ls "$T/$edit")"
+done
+expect 0 "report.html" "$Q" report "$T/run" --junit "$T/run/j.xml"
+expect 0 "svg" "$Q" plot "$T/run" --out "$T/run/plots"
+
 report

@@ -263,7 +263,7 @@ must 2 "inputs_003.npz: SHA-256 .* is not the prepared" "$T/z1.log" $ORTQUAL "${
 
 # 9. the time of a larger plan modelled from the merged summary's per-batch costs
 must 0 '"waves": 2' "$T/est.json" $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 3 --shards 4 --json
-must 0 '"waves": 1' "$T/est0.json" $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 4 --repeat 0 --warmup 0 --json
+must 0 '"waves": 1' "$T/est0.json" $ORTQUAL estimate "$T/P/summary.json" --events 10 --workers 4 --repeat 1 --warmup 0 --json
 $PY - "$T/P/summary.json" "$T/est.json" "$T/est0.json" <<'PY' || fail "estimate: $(cat "$T/est.json")"
 import json, sys
 s, e, e0 = (json.load(open(p)) for p in sys.argv[1:4])

@@ -37,6 +37,12 @@ must 2 "--junit after '--' wants a FILE" "$T/a2.log" $Q slurm --shards 2 --outdi
 must 2 "--junit $T/A2/summary.json" "$T/a2.log" \
     $Q slurm --shards 2 --outdir "$T/A2" --no-submit -- "${V[@]}" --junit="$T/A2/summary.json"
 [ ! -e "$T/A2" ] || fail "a refused --junit prepared: $(ls -A "$T/A2")"
+# QA round 7 #6: the JUnit inside the relative DIR slurm makes, as validate takes it (it was
+# refused: "folder 'A3': No such file or directory", against the absolute DIR)
+(cd "$T" && must 0 "prepared: 3 batches in 2 shards" "$T/a3.log" \
+    $Q slurm --shards 2 --outdir A3 --no-submit -- "${V[@]}" --allow-skip --junit A3/junit.xml)
+grep -q -- " '--junit' 'A3/junit.xml' '$T/A3'$" "$T/A3/slurm/merge.sbatch" ||
+    fail "merge.sbatch with --junit A3/junit.xml: $(tail -1 "$T/A3/slurm/merge.sbatch")"
 
 echo "$((SECONDS - t0)) s"
 # 2. a second slurm into a prepared DIR says to use --force, and slurm --force works

@@ -1394,10 +1394,48 @@ static void test_contract_table_matches_presets(void **state)
     assert_true(rows >= 4);
 }
 
+/* QA round 7 #5: a summary's configuration that says passed is judged again from its outputs, as
+ * merge judges a shard's (plot and report drew PASSED beside max|error| 5 at atol 1e-5, and a
+ * tolerance {"rtol": "x", "atol": null} as "rtol 0, atol 0") */
+static void test_summary_holds(void **state)
+{
+    (void)state;
+    oq_tensor *out, *ref;
+    make_pair(&out, &ref);
+    oq_compare_opts o = masked_opts();
+    oq_compare_result r;
+    json_t *rec;
+    assert_int_equal(oq_compare_tensors(out, ref, &o, &r, NULL), OQ_OK);
+    assert_int_equal(oq_compare_result_to_json(&r, &rec, NULL), OQ_OK);
+    json_t *s = json_pack("{s:[{s:s, s:s, s:b, s:[]}, {s:s, s:s, s:[O]}]}", "configs", "config", "ref:encoder:fp64",
+                          "status", "passed", "reference", 1, "outputs", "config", "cpu:m:fp32", "status", "passed",
+                          "outputs", rec);
+    oq_err err = {0};
+    assert_int_equal(oq_compare_summary_holds(s, "S", &err), OQ_OK); /* the reference judges nothing */
+    json_object_set_new(rec, "max_abs", json_real(5.0));
+    assert_int_equal(oq_compare_summary_holds(s, "S", &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "S: cpu:m:fp32 passed, but its output 'out_cls' has max_abs 5 above"));
+    assert_non_null(strstr(err.msg, "refusing to draw a summary that contradicts itself"));
+    json_object_set_new(rec, "max_abs", json_real(0.0));
+    json_object_set_new(rec, "tolerance", json_pack("{s:s, s:n}", "rtol", "x", "atol"));
+    assert_true(isnan(oq_compare_tolerance_back(json_object_get(rec, "tolerance"), "rtol")));
+    assert_int_equal(oq_compare_summary_holds(s, "S", &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "has tolerance.rtol nan, tolerance.atol nan, where each is a number >= 0"));
+    json_array_clear(json_object_get(json_array_get(json_object_get(s, "configs"), 1), "outputs"));
+    assert_int_equal(oq_compare_summary_holds(s, "S", &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "cpu:m:fp32 passed, but lists no compared output"));
+    assert_true(oq_compare_tolerance_back(NULL, "rtol") == 0.0); /* a record from before tolerances */
+    json_decref(rec);
+    json_decref(s);
+    oq_tensor_free(out);
+    oq_tensor_free(ref);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_pass),
+        cmocka_unit_test(test_summary_holds),
         cmocka_unit_test(test_one_perturbed_element),
         cmocka_unit_test(test_line_names_a_failing_element),
         cmocka_unit_test(test_nan_and_inf_fail),

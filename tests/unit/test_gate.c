@@ -651,6 +651,24 @@ static void failure_lines_anywhere(void **state)
          "test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
          "a failing run at line 5 (cargo: test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; "
          "0 filtered out; finished in 0.00s); no other summary undoes it"},
+        /* QA round 7 #2: a runner that crashed or was refused prints no summary of its own */
+        {"test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n"
+         "running 2 tests\nerror: test failed, to rerun pass `--test it`\n\nCaused by:\n"
+         "  process didn't exit successfully: `it-1234` (signal: 11, SIGSEGV: invalid memory reference)\n",
+         "a failing run at line 3 (cargo: error: test failed, to rerun pass `--test it`); no other summary undoes it"},
+        {"= 2 passed in 0.04s =\nFatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n",
+         "a failing run at line 2 (python: Fatal Python error: Segmentation fault); no other summary undoes it"},
+        {"= 3 passed in 0.1s =\nINTERNALERROR> Traceback (most recent call last):\nINTERNALERROR> KeyError: 'x'\n",
+         "a failing run at line 2 (pytest: INTERNALERROR> Traceback (most recent call last):); "
+         "no other summary undoes it"},
+        {"verdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in U/summary.json\n"
+         "ortqual merge: S/shards/1/summary.json:415: not valid JSON\n",
+         "a failing run at line 2 (ortqual: ortqual merge: S/shards/1/summary.json:415: not valid JSON); "
+         "no other summary undoes it"},
+        /* refused, then another command ran to its verdict: the refusal had no verdict of its own */
+        {"ortqual merge: S: no plan\nortqual validate: --configs a,b (--model's default here)\n"
+         "verdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in U/summary.json\n",
+         "a failing run at line 1 (ortqual: ortqual merge: S: no plan); no other summary undoes it"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         oq_gate_judgement j = judge(cases[i].log, 0, NULL);
@@ -666,7 +684,18 @@ static void failure_lines_anywhere(void **state)
                    "FAILED t.py::quoted\n"
                    "not okay\n    not ok 1 - inner\nnot ok 3 - x # TODO later\nnot ok 4 # todo\n"
                    "[  FAILED  ]x\nFAILURE\n--- FAIL\n"
+                   "  Fatal Python error: quoted\nlog: INTERNALERROR> quoted\nINTERNALERRORS\n"
+                   "  error: test failed, to rerun pass quoted\nerror: test failed\n"
                    "= 2 passed in 0.1s =\n",
+                   0, NULL, OQ_GATE_PASS, NULL);
+    /* ortqual's own notes, warnings and defaults, before its verdict or from a prepare step
+     * (no verdict), and a message its verdict follows, are no refusal */
+    assert_verdict("ortqual validate: --configs a,b (--model's default here)\n"
+                   "ortqual validate: note: m computes in float32\nprepared 2 shards\n"
+                   "ortqual replay: --precision fp32 (the default here, as validate's: fp32)\n"
+                   "ortqual bench: WARNING: slow\n  ortqual merge: quoted\nortqual gate: log /tmp/x\n"
+                   "ortqual merge: S/shards/1: slow host\n"
+                   "verdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in S/summary.json\n",
                    0, NULL, OQ_GATE_PASS, NULL);
 }
 

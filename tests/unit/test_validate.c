@@ -3539,6 +3539,13 @@ static void estimate_default_shards_capped_at_batches(void **state)
     assert_int_equal(e.shards, 20);
     assert_int_equal(e.waves, 2);
     oq_estimate_clear(&e);
+    /* QA round 7 #7: repeat 0 is a plan validate refuses (it estimated one) */
+    o.repeat = 0;
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "repeat >= 1"));
+    o.repeat = 1;
+    o.warmup = -2;
+    assert_int_equal(oq_validate_estimate(s, &o, &e, &err), OQ_ERR_INVALID_ARG);
     oq_validate_summary_free(s);
 }
 
