@@ -284,7 +284,8 @@ assert all(a["per_event_s"] < b["per_event_s"] for a, b in zip(e0["configs"][1:]
 assert close(e0["configs"][0]["per_event_s"], e["configs"][0]["per_event_s"]), (e0, e)
 PY
 # a merged summary's worker time is the sum over its 3 shards, each of which paid the fixed part
-# once: the fixed part of one task is theirs (it was the sum, 3 times too large)
+# once: the fixed part of one task is theirs (it was the sum, 3 times too large; measured times,
+# so 2.5 times their mean: a loaded machine moved one past 2)
 for i in 0 1 2; do
     must 0 '"fixed_s"' "$T/est_s$i.json" $ORTQUAL estimate "$T/P/shards/$i/summary.json" --events 10 --workers 3 --json
 done
@@ -294,7 +295,7 @@ m, *shards = (json.load(open(p)) for p in sys.argv[1:])
 for k, c in enumerate(m["configs"]):
     each = [s["configs"][k]["fixed_s"] for s in shards]
     mean = sum(each) / len(each)
-    assert c["fixed_s"] < 2 * mean + 1e-3, (c["name"], c["fixed_s"], each)
+    assert c["fixed_s"] < 2.5 * mean + 1e-3, (c["name"], c["fixed_s"], each)
 PY
 # impossible inputs: more shards than the batches E events make, a negative time in the summary
 must 2 "--shards 6: above the 5 batches of 10 events in batches of 2" "$T/est5.log" \
