@@ -2485,7 +2485,10 @@ static void write_plan(const char *dir, oq_shard_plan *plan)
     plan->n_batches = 2;
     assert_int_equal(oq_sha256_file(plan->batches_path, plan->batches_sha256, NULL), OQ_OK);
     snprintf(path, sizeof path, "%s/shards/plan.json", dir);
-    assert_int_equal(oq_shard_plan_write(plan, path, NULL), OQ_OK);
+    json_t *outputs = json_array(); /* no model: no output list to hold shards to */
+    for (size_t k = 0; k < plan->n_configs; k++) json_array_append_new(outputs, json_null());
+    assert_int_equal(oq_shard_plan_write(plan, outputs, path, NULL), OQ_OK);
+    json_decref(outputs);
     free(desc);
 }
 
