@@ -2100,8 +2100,8 @@ oq_status oq_shard_plan_write(const oq_shard_plan *p, const json_t *outputs, con
                                OQ_SHARD_PLAN_SCHEMA, "plan", "hash", p->hash, "description",
                                base_name(p->description_path), "shards", p->count, "shard_by", oq_shard_by_name(p->by),
                                "assignment", assignment_json(p), "configs", strv_json(p->configs, p->n_configs),
-                               "outputs", outputs, "batches", batches, "prepared", "time", p->prepared, "host", p->host, "run",
-                               "prove_teeth", p->prove_teeth),
+                               "outputs", outputs, "batches", batches, "prepared", "time", p->prepared, "host", p->host,
+                               "run", "prove_teeth", p->prove_teeth),
                      err);
 }
 

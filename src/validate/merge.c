@@ -201,6 +201,14 @@ static int lists_output(const oq_config_result *r, const char *name)
     return 0;
 }
 
+/* Is `name` among plan.json's names of a configuration's outputs? */
+static int named_in(const json_t *names, const char *name)
+{
+    for (size_t i = 0; i < json_array_size(names); i++)
+        if (!strcmp(json_string_value(json_array_get(names, i)), name)) return 1;
+    return 0;
+}
+
 /* A configuration that stands on its outputs compared each output of the plan's model, and no
  * other: the set is the plan's (plan.json), never the shards' (an output every shard's summary
  * left out was no output of the merge, and its failures passed unseen). A plan that records
@@ -223,15 +231,11 @@ static oq_status check_plan_outputs(const merge_ctx *m, size_t k, const oq_confi
                               "(plan.json): refusing to merge a shard that left an output out", path, r->config.name,
                               name);
     }
-    for (size_t j = 0; json_is_array(want) && j < r->n_outputs; j++) {
-        int known = 0;
-        for (size_t i = 0; i < json_array_size(want); i++)
-            known |= !strcmp(r->outputs[j].all.name, json_string_value(json_array_get(want, i)));
-        if (!known)
+    for (size_t j = 0; json_is_array(want) && j < r->n_outputs; j++)
+        if (!named_in(want, r->outputs[j].all.name))
             return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s lists output '%s', which the plan's model has not "
                               "(plan.json): refusing to merge a summary of another model", path, r->config.name,
                               r->outputs[j].all.name);
-    }
     return OQ_OK;
 }
 
@@ -240,8 +244,8 @@ static oq_status check_plan_outputs(const merge_ctx *m, size_t k, const oq_confi
 static oq_status check_interruption(const oq_validate_summary *s, const char *path, oq_err *err)
 {
     if (!s->interrupted.signal || s->verdict == OQ_RUN_INTERRUPTED) return OQ_OK;
-    return oq_err_set(err, OQ_ERR_FORMAT, "%s: field 'interrupted' records signal %d, but its verdict is '%s': refusing "
-                      "to merge a summary that contradicts itself", path, s->interrupted.signal,
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: field 'interrupted' records signal %d, but its verdict is '%s': "
+                      "refusing to merge a summary that contradicts itself", path, s->interrupted.signal,
                       oq_run_verdict_name(s->verdict));
 }
 

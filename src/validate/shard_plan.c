@@ -258,7 +258,8 @@ static oq_status model_outputs(const oq_validate_opts *o, char *const *models, j
         oq_model_info *mi = NULL;
         if (k && models[k]) st = oq_model_inspect_file(models[k], &mi, err);
         json_t *names = mi ? json_array() : json_null();
-        for (size_t i = 0; mi && i < mi->n_outputs; i++) json_array_append_new(names, oq_json_text(mi->outputs[i].name));
+        for (size_t i = 0; mi && i < mi->n_outputs; i++)
+            json_array_append_new(names, oq_json_text(mi->outputs[i].name));
         oq_model_info_free(mi);
         if (json_array_append_new(a, names)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
