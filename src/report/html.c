@@ -81,6 +81,17 @@ void oq_html_value(oq_sb *b, const json_t *v)
 
 long long oq_j_int(const json_t *o, const char *key) { return (long long)json_integer_value(json_object_get(o, key)); }
 
+int oq_report_shard_note(const json_t *doc, char *buf, size_t n)
+{
+    const json_t *sh = json_object_get(doc, "shard");
+    buf[0] = 0;
+    if (!json_is_object(sh) || json_object_get(doc, "shards")) return 0;
+    snprintf(buf, n, "shard %lld of %lld by %s, of plan %.12s: this verdict is the shard's; the campaign's is "
+             "`ortqual merge DIR`'s", oq_j_int(sh, "index"), oq_j_int(sh, "count"), oq_j_str(sh, "by", "?"),
+             oq_j_str(json_object_get(doc, "plan"), "hash", "?"));
+    return 1;
+}
+
 void oq_html_td(oq_sb *b, const char *s)
 {
     oq_sb_puts(b, "<td>");

@@ -345,8 +345,10 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
 {
     const json_t *ev = json_object_get(doc, "evidence");
     const char *sub = json_string_value(json_array_get(json_object_get(ev, "command"), 0));
-    char top[64], pkg[64];
-    snprintf(top, sizeof top, "ortqual %s", sub ? sub : "validate");
+    char top[640], pkg[64], note[512];
+    int shard = oq_report_shard_note(doc, note, sizeof note);
+    /* a shard's suites are its part's: said where CI shows the run's name */
+    snprintf(top, sizeof top, "ortqual %s%s%s", sub ? sub : "validate", shard ? ", " : "", note);
     snprintf(pkg, sizeof pkg, "ortqual.%s", sub ? sub : "validate");
     const char *host = oq_j_str(json_object_get(ev, "host"), "name", NULL);
     char stamp[32] = "";
@@ -363,7 +365,8 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
         snprintf(cls, sizeof cls, "%s.%s", pkg, name);
         config_cases(&s, cfg, cls);
         const char *props[] = {"status", oq_vd_status(cfg), "reason", oq_j_str(cfg, "reason", ""),
-                               "onnxruntime", oq_j_str(json_object_get(cfg, "onnxruntime"), "version", ""), NULL};
+                               "onnxruntime", oq_j_str(json_object_get(cfg, "onnxruntime"), "version", ""),
+                               shard ? "shard" : NULL, note, NULL};
         write_suite(&body, &s, name, i, *stamp ? stamp : NULL, host, props, &all);
         nomem |= s.nomem;
         suite_clear(&s);
@@ -381,7 +384,7 @@ static oq_status junit_validate(oq_sb *b, const json_t *doc)
     run_case(&run, doc, pkg, &all);
     if (run.n) {
         const char *props[] = {"verdict", oq_j_str(doc, "verdict", "?"), "reason", oq_j_str(doc, "verdict_reason", ""),
-                               NULL};
+                               shard ? "shard" : NULL, note, NULL};
         write_suite(&body, &run, "run", i, *stamp ? stamp : NULL, host, props, &all);
     }
     nomem |= run.nomem;

@@ -61,6 +61,11 @@ oq_status oq_render_file(oq_render_fn fn, const char *in, const char *out, oq_er
 const char *oq_j_str(const json_t *o, const char *key, const char *dflt);
 double oq_j_num(const json_t *o, const char *key);
 long long oq_j_int(const json_t *o, const char *key);
+/* A shard's summary (its "shard" block, no merged "shards"): "shard 1 of 2 by batch, of plan
+ * 0123456789ab: this verdict is the shard's; the campaign's is `ortqual merge
+ * DIR`'s" into buf, 1; 0 (buf "") for any other summary. Said on the page and in the JUnit: a
+ * shard's green is its part's only. */
+int oq_report_shard_note(const json_t *doc, char *buf, size_t n);
 /* A compared element's value ("got", "expected", "abs_diff") as every table shows it, read by
  * oq_compare_value_back: "nan", "inf", "-inf" for the strings JSON holds them as (never
  * json_number_value's 0: a NaN looked like a perfect match), an exact comparison's integer in

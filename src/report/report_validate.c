@@ -771,6 +771,16 @@ static void shards_banner(oq_sb *b, const json_t *sh)
     oq_sb_puts(b, "</p>\n");
 }
 
+/* In a shard's banner: which shard, and that the campaign's verdict is the merge's. */
+static void shard_banner(oq_sb *b, const json_t *s)
+{
+    char note[512];
+    if (!oq_report_shard_note(s, note, sizeof note)) return;
+    oq_sb_puts(b, "<p id=\"verdict-shard\">");
+    oq_sb_esc(b, note);
+    oq_sb_puts(b, "</p>\n");
+}
+
 /* "12345_3" (an array task), "12345" (a plain job) or empty. */
 static void slurm_td(oq_sb *b, const json_t *slurm)
 {
@@ -935,6 +945,7 @@ oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const
     const json_t *shards = json_object_get(s, "shards");
     oq_html_verdict_open(b, tool, verdict, names, reason, detail);
     shards_banner(b, shards);
+    shard_banner(b, s);
     oq_html_verdict_close(b);
     oq_sb_puts(b, "<nav>");
     if (shards) oq_sb_puts(b, "<a href=\"#shards\">shards</a>");

@@ -2091,19 +2091,19 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path ? path : "";
 }
 
-oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err)
+oq_status oq_shard_plan_write(const oq_shard_plan *p, const json_t *outputs, const char *path, oq_err *err)
 {
     json_t *batches = json_pack("{s:s, s:I, s:s, s:I, s:{s:I, s:I}}", "file", base_name(p->batches_path), "count",
                                 (json_int_t)p->n_batches, "sha256", p->batches_sha256, "padded_length",
                                 (json_int_t)p->padded_length, "first", "batch_size", (json_int_t)p->first_batch_size,
                                 "padded_length", (json_int_t)p->first_padded_length);
     return write_new(path,
-                     json_pack("{s:s, s:{s:s, s:s}, s:i, s:s, s:o, s:o, s:o, s:{s:s, s:s}, s:{s:b}}", "schema",
+                     json_pack("{s:s, s:{s:s, s:s}, s:i, s:s, s:o, s:o, s:O, s:o, s:{s:s, s:s}, s:{s:b}}", "schema",
                                OQ_SHARD_PLAN_SCHEMA, "plan", "hash", p->hash, "description",
                                base_name(p->description_path), "shards", p->count, "shard_by", oq_shard_by_name(p->by),
                                "assignment", assignment_json(p), "configs", strv_json(p->configs, p->n_configs),
-                               "batches", batches, "prepared", "time", p->prepared, "host", p->host, "run",
-                               "prove_teeth", p->prove_teeth),
+                               "outputs", outputs, "batches", batches, "prepared", "time", p->prepared, "host", p->host,
+                               "run", "prove_teeth", p->prove_teeth),
                      err);
 }
 
@@ -2168,6 +2168,36 @@ static oq_status shard_plan_back(const json_t *j, const char *dir, oq_shard_plan
         return oq_err_set(err, OQ_ERR_FORMAT, "its plan, configurations or batches cannot be read");
     if (by < 0) return oq_err_set(err, OQ_ERR_FORMAT, "shard_by is neither batch nor config");
     return shard_plan_check(j, p, err);
+}
+
+/* One null or array of names per configuration. */
+static int outputs_well_formed(const json_t *a, size_t n_configs)
+{
+    if (json_array_size(a) != n_configs) return 0;
+    for (size_t k = 0; k < n_configs; k++) {
+        const json_t *names = json_array_get(a, k);
+        for (size_t i = 0; json_is_array(names) && i < json_array_size(names); i++)
+            if (!json_is_string(json_array_get(names, i))) return 0;
+        if (!json_is_null(names) && !json_is_array(names)) return 0;
+    }
+    return 1;
+}
+
+oq_status oq_shard_plan_outputs(const char *outdir, size_t n_configs, json_t **outputs, oq_err *err)
+{
+    char path[4096];
+    oq_status st;
+    *outputs = NULL;
+    snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
+    json_t *j = load(path, &st, err);
+    if (!j) return st;
+    json_t *a = json_object_get(j, "outputs");
+    if (a && !outputs_well_formed(a, n_configs))
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: outputs is not one list of output names (or null) per configuration "
+                        "of the plan's %zu", path, n_configs);
+    else *outputs = json_incref(a);
+    json_decref(j);
+    return st;
 }
 
 int oq_batch_info_put(FILE *f, const oq_batch_info *b) { return oq_jsonl_put(f, batch_info_json(b), RECORD_FLAGS); }

@@ -40,6 +40,8 @@ typedef struct merge_ctx {
     int *padding;                /* per configuration: its padding rule (OQ_PADDING_*) */
     oq_compare_result *scratch;  /* an output that said it passed, judged again */
     oq_run_notes notes;          /* the shards' notes, each once */
+    json_t *outputs;             /* plan.json's: per configuration, its model's outputs (null:
+                                    none); NULL: a plan prepared before they were recorded */
 } merge_ctx;
 
 /* One shard's result for a configuration. */
@@ -177,6 +179,71 @@ static oq_status check_passed_outputs(const merge_ctx *m, size_t k, const oq_con
     return OQ_OK;
 }
 
+/* Does r stand on its outputs: passed, or every output it lists passed (a failure the others'
+ * routing lines clear, dispatch_cleared)? */
+static int claims_outputs(const oq_config_result *r)
+{
+    if (r->is_reference || (r->status != OQ_VERDICT_PASSED && !r->n_outputs)) return 0;
+    for (size_t j = 0; r->status != OQ_VERDICT_PASSED && j < r->n_outputs; j++)
+        if (!r->outputs[j].all.passed) return 0;
+    return 1;
+}
+
+static int lists_output(const oq_config_result *r, const char *name)
+{
+    for (size_t j = 0; j < r->n_outputs; j++)
+        if (!strcmp(r->outputs[j].all.name, name)) return 1;
+    return 0;
+}
+
+/* Is `name` among plan.json's names of a configuration's outputs? */
+static int named_in(const json_t *names, const char *name)
+{
+    for (size_t i = 0; i < json_array_size(names); i++)
+        if (!strcmp(json_string_value(json_array_get(names, i)), name)) return 1;
+    return 0;
+}
+
+/* A configuration that stands on its outputs compared each output of the plan's model, and no
+ * other: the set is the plan's (plan.json), never the shards' (an output every shard's summary
+ * left out was no output of the merge, and its failures passed unseen). A plan that records
+ * none (an older ortqual) is taken for the built-in models only: a user model's outputs are
+ * known from nowhere else. */
+static oq_status check_plan_outputs(const merge_ctx *m, size_t k, const oq_config_result *r, const char *path,
+                                    oq_err *err)
+{
+    const json_t *want = json_array_get(m->outputs, k);
+    if (!claims_outputs(r)) return OQ_OK;
+    if (!m->outputs && r->config.repr == OQ_REPR_MODEL)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s runs a user model, but %s/shards/plan.json records no list of "
+                          "its outputs (prepared by an ortqual before 2026-12-07): the merge cannot tell an output "
+                          "every shard left out; prepare the shards again (--prepare-shards N --force)", path,
+                          r->config.name, m->outdir);
+    for (size_t i = 0; i < json_array_size(want); i++) {
+        const char *name = json_string_value(json_array_get(want, i));
+        if (!lists_output(r, name))
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s lists no output '%s', an output of the plan's model "
+                              "(plan.json): refusing to merge a shard that left an output out", path, r->config.name,
+                              name);
+    }
+    for (size_t j = 0; json_is_array(want) && j < r->n_outputs; j++)
+        if (!named_in(want, r->outputs[j].all.name))
+            return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s lists output '%s', which the plan's model has not "
+                              "(plan.json): refusing to merge a summary of another model", path, r->config.name,
+                              r->outputs[j].all.name);
+    return OQ_OK;
+}
+
+/* A summary whose fields say two things (a hand, a broken writer) is refused: an `interrupted`
+ * record beside another verdict (was the run whole?). */
+static oq_status check_interruption(const oq_validate_summary *s, const char *path, oq_err *err)
+{
+    if (!s->interrupted.signal || s->verdict == OQ_RUN_INTERRUPTED) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: field 'interrupted' records signal %d, but its verdict is '%s': "
+                      "refusing to merge a summary that contradicts itself", path, s->interrupted.signal,
+                      oq_run_verdict_name(s->verdict));
+}
+
 /* Every output carries its exact sums: a summary written before they included sums.ref_sq
  * (2026-12-05) cannot give the run's rel_l2 over all batches (its rel_l2 was its largest
  * batch's), and mixed with newer shards its numbers would mean another thing. */
@@ -220,9 +287,11 @@ static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_su
             return oq_err_set(err, OQ_ERR_FORMAT, "%s: configuration %ld is %s, but the plan's is %s there", path,
                               pos + 1, s->configs[pos].config.name, want_name);
         oq_status st = check_passed_outputs(m, k, &s->configs[pos], path, err);
+        if (!st && k) st = check_plan_outputs(m, k, &s->configs[pos], path, err);
         if (st) return st;
     }
-    return check_sums(s, path, err);
+    oq_status st = check_interruption(s, path, err);
+    return st ? st : check_sums(s, path, err);
 }
 
 /* A shard stopped by a signal wrote a summary that says where; its results are not merged
@@ -257,6 +326,16 @@ static int same_runtime(const oq_config_result *a, const oq_config_result *b)
     return a->ort_library && b->ort_library && !strcmp(a->ort_library, b->ort_library);
 }
 
+/* A shard that recorded no hash of its ONNX Runtime beside one that did: the two cannot be held
+ * to one build (every shard of this ortqual records it: a hand, or a library gone before it
+ * was read). */
+static oq_status hash_missing(const merge_ctx *m, int32_t i, size_t k, oq_err *err)
+{
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s, field onnxruntime.library_sha256 is empty "
+                      "where another shard recorded it: refusing to merge shards not known to run one ONNX Runtime; "
+                      "run shard %d again", m->outdir, (int)i, shard_config(m, i, k)->config.name, (int)i);
+}
+
 /* A configuration runs on one ONNX Runtime in every shard, as in one run: a shard whose node
  * loaded another build (a module, $ORTQUAL_ORT_LIB, a link switched between tasks) would be
  * merged into a summary that names the first shard's only. */
@@ -268,7 +347,10 @@ static oq_status check_runtime(const merge_ctx *m, int32_t i, oq_err *err)
         /* the first shard that loaded one: every later one was held to it */
         int32_t j = 0;
         for (; j < i && !((e = shard_config(m, j, k)) && e->ort_version); j++) {}
-        if (j == i || same_runtime(e, r)) continue;
+        if (j == i) continue;
+        if (!*r->ort_library_sha256 != !*e->ort_library_sha256)
+            return hash_missing(m, *r->ort_library_sha256 ? j : i, k, err);
+        if (same_runtime(e, r)) continue;
         return oq_err_set(err, OQ_ERR_FORMAT, "shard %d ran %s on ONNX Runtime %s (%s, SHA-256 %.12s), shard %d on %s "
                           "(%s, SHA-256 %.12s): refusing to merge shards of different runtimes; run shard %d again "
                           "where shard %d ran", (int)i, r->config.name, r->ort_version, r->ort_library,
@@ -1214,6 +1296,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     oq_scratch_hold(m.work);
     st = m.shard && m.records && m.n_records && m.merged && m.s ? oq_mkdir_in(shards, ".merge", err) : nomem(err);
     if (!st) st = plan_tolerances(&m, err);
+    if (!st) st = oq_shard_plan_outputs(outdir, m.plan.n_configs, &m.outputs, err);
     if (!st) st = read_shards(&m, err);
     if (!st) st = merge_block(&m, err);
     if (!st) st = plan_batches(&m, err);
@@ -1238,6 +1321,7 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
     free(m.preset);
     free(m.padding);
     free(m.scratch);
+    json_decref(m.outputs);
     oq_remove_tree(m.work);
     oq_output_release(m.work);
     free(m.shard);

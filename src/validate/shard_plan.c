@@ -246,8 +246,30 @@ static oq_status names_in_dir(const char *list, const char *batches, oq_err *err
     return st;
 }
 
+/* Each configuration's outputs, the names its ONNX file's graph gives: the merge holds every
+ * shard to them (an output left out of every shard's summary was no output of the merged run,
+ * and its failures went unseen). null for the reference, which compares none, and for a
+ * configuration with no model. */
+static oq_status model_outputs(const oq_validate_opts *o, char *const *models, json_t **out, oq_err *err)
+{
+    json_t *a = json_array();
+    oq_status st = a ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; !st && k < o->n_configs; k++) {
+        oq_model_info *mi = NULL;
+        if (k && models[k]) st = oq_model_inspect_file(models[k], &mi, err);
+        json_t *names = mi ? json_array() : json_null();
+        for (size_t i = 0; mi && i < mi->n_outputs; i++)
+            json_array_append_new(names, oq_json_text(mi->outputs[i].name));
+        oq_model_info_free(mi);
+        if (json_array_append_new(a, names)) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    if (st) json_decref(a);
+    *out = st ? NULL : a;
+    return st;
+}
+
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
-                                const char *desc_path, const char *plan_hash, oq_err *err)
+                                const char *desc_path, const char *plan_hash, char *const *models, oq_err *err)
 {
     char **names = calloc(o->n_configs ? o->n_configs : 1, sizeof *names);
     if (!names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -263,7 +285,9 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
     memcpy(p.hash, plan_hash, sizeof p.hash);
     oq_iso_time(p.prepared, sizeof p.prepared);
     gethostname(p.host, sizeof p.host - 1);
-    oq_status st = oq_mkdir_in(o->outdir, "shards", err);
+    json_t *outputs = NULL;
+    oq_status st = model_outputs(o, models, &outputs, err);
+    if (!st) st = oq_mkdir_in(o->outdir, "shards", err);
     if (!st && rename(desc_path, desc) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", desc_path, desc, strerror(errno));
     if (!st) st = names_in_dir(list, batches, err);
@@ -274,7 +298,8 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while writing the shards' plan",
                         sigabbrev_np((int)*o->interrupt) ? sigabbrev_np((int)*o->interrupt) : "?");
     plan_path(o->outdir, path, sizeof path);
-    if (!st) st = oq_shard_plan_write(&p, path, err); /* last: its presence says the plan is whole */
+    if (!st) st = oq_shard_plan_write(&p, outputs, path, err); /* last: its presence says the plan is whole */
+    json_decref(outputs);
     if (st) { /* no part of a plan left (the caller removes the batches), an earlier one's neither:
                  its shards are gone */
         unlink(desc);

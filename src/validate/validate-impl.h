@@ -726,9 +726,10 @@ oq_status oq_shard_check_identity(const oq_validate_opts *o, const oq_shard_plan
 oq_status oq_plans_ep_content(const oq_validate_opts *o, oq_validate_plan *plans, oq_err *err);
 /* The prepare step's record: outdir/shards/plan.json, the batch list (the file `list`, the
  * sink's, closed; its files named relative to outdir there) and the description (`desc_path`)
- * moved beside it. */
+ * moved beside it. plan.json lists each configuration's outputs, its ONNX file's (`models`,
+ * per configuration; NULL: none), which the merge holds every shard to. */
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
-                                const char *desc_path, const char *plan_hash, oq_err *err);
+                                const char *desc_path, const char *plan_hash, char *const *models, oq_err *err);
 /* An ORT library a shard's configurations load ([0]: --reference-ort-lib's, [1]: the others'),
  * named by content at the shard's start, before any batch runs. */
 typedef struct oq_shard_ort {
@@ -769,8 +770,13 @@ oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_
  * ("runtime.ep_libs"), with both values where they are texts ("model 'c9feaa4a37b4...' vs
  * '0f8d31126ab0...'"). */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
-/* plan.json's header; the files it names (p->description_path, p->batches_path) written first. */
-oq_status oq_shard_plan_write(const oq_shard_plan *p, const char *path, oq_err *err);
+/* plan.json's header; the files it names (p->description_path, p->batches_path) written first.
+ * `outputs` (borrowed): per configuration, its model's output names (an array) or null. */
+oq_status oq_shard_plan_write(const oq_shard_plan *p, const json_t *outputs, const char *path, oq_err *err);
+/* plan.json's per-configuration outputs (oq_shard_plan_write's), *outputs a new reference; NULL
+ * where the plan records none (prepared by an ortqual before 2026-12-07). A list that is not
+ * one null or array of names per configuration is OQ_ERR_FORMAT. */
+oq_status oq_shard_plan_outputs(const char *outdir, size_t n_configs, json_t **outputs, oq_err *err);
 /* A batch list on file: each batch a JSON line, as summary.json lists it. */
 int oq_batch_info_put(FILE *f, const oq_batch_info *b);
 /* Each batch of a plan's list in [lo, hi) to fn (borrowed), the whole file read a line at a

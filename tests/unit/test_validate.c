@@ -2489,7 +2489,10 @@ static void write_plan(const char *dir, oq_shard_plan *plan)
     plan->n_batches = 2;
     assert_int_equal(oq_sha256_file(plan->batches_path, plan->batches_sha256, NULL), OQ_OK);
     snprintf(path, sizeof path, "%s/shards/plan.json", dir);
-    assert_int_equal(oq_shard_plan_write(plan, path, NULL), OQ_OK);
+    json_t *outputs = json_array(); /* no model: no output list to hold shards to */
+    for (size_t k = 0; k < plan->n_configs; k++) json_array_append_new(outputs, json_null());
+    assert_int_equal(oq_shard_plan_write(plan, outputs, path, NULL), OQ_OK);
+    json_decref(outputs);
     free(desc);
 }
 
@@ -2606,6 +2609,39 @@ static void merge_sums_what_shards_measured(void **state)
     oq_config_result_clear(&one);
     oq_shard_plan_clear(&plan);
     char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+/* plan.json's outputs that are not one list of names (or null) per configuration are
+ * refused in one line naming the file: the merge holds every shard to them. */
+static void merge_refuses_malformed_plan_outputs(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"[null]", "[null, [1]]", "[null, \"cls\"]", "{}"};
+    char *dir = temp_dir("merge_outputs"), path[600];
+    oq_shard_plan plan;
+    write_two_config_plan(dir, &plan);
+    write_shard(dir, 0, &plan);
+    write_shard(dir, 1, &plan);
+    snprintf(path, sizeof path, "%s/shards/plan.json", dir);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *j = json_load_file(path, 0, NULL);
+        assert_non_null(j);
+        json_object_set_new(j, "outputs", json_loads(bad[i], JSON_DECODE_ANY, NULL));
+        assert_int_equal(json_dump_file(j, path, 0), 0);
+        json_decref(j);
+        oq_validate_summary *m = NULL;
+        oq_err err = {0};
+        assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_ERR_FORMAT);
+        assert_non_null(strstr(err.msg, "plan.json: outputs is not one list of output names (or null) per "
+                                        "configuration of the plan's 2"));
+        assert_null(strchr(err.msg, '\n'));
+        assert_null(m);
+    }
+    oq_shard_plan_clear(&plan);
+    char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
     free(dir);
@@ -3796,6 +3832,7 @@ int main(void)
         cmocka_unit_test(event_ids_seen_once),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
+        cmocka_unit_test(merge_refuses_malformed_plan_outputs),
         cmocka_unit_test(merge_tells_routes_by_fields),
         cmocka_unit_test(failures_without_fields_read_back),
         cmocka_unit_test(refstream_checks_each_frame),
