@@ -23,6 +23,7 @@
 #include "plot/figures-impl.h"
 #include "fileio/fileio-impl.h"
 #include "report/report-impl.h"
+#define TESTUTIL_REPORT_HTML
 #include "testutil.h"
 
 #define FIX OQ_SOURCE_DIR "/tests/fixtures/"
@@ -516,15 +517,6 @@ static void test_bench_summary_figures(void **state)
 }
 
 /* ---- report.html ------------------------------------------------------------------ */
-
-static char *html_of(const json_t *doc)
-{
-    char *html;
-    size_t n;
-    oq_err err = {0};
-    if (oq_report_html_json(doc, "fixture", &html, &n, &err)) fail_msg("%s", err.msg);
-    return html;
-}
 
 static size_t count(const char *hay, const char *needle)
 {

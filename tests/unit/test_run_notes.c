@@ -14,6 +14,7 @@
 #include "ortqual/validate.h"
 #include "report/report-impl.h"
 #include "validate/validate-impl.h"
+#define TESTUTIL_REPORT_HTML
 #include "testutil.h"
 
 #define FIX OQ_SOURCE_DIR "/tests/fixtures/"
@@ -113,15 +114,6 @@ static void test_run_noted_refuses_bad_lists(void **state)
     assert_null(s);
     assert_int_equal(dir_entries(dir), 0);
     remove_dir(dir);
-}
-
-static char *html_of(const json_t *doc)
-{
-    char *html;
-    size_t n;
-    oq_err err = {0};
-    if (oq_report_html_json(doc, "fixture", &html, &n, &err)) fail_msg("%s", err.msg);
-    return html;
 }
 
 static void test_report_shows_notes(void **state)

@@ -324,4 +324,18 @@ static inline void expect_batch_refused(oq_status st, const char *msg, const cha
 }
 #endif
 
+#ifdef TESTUTIL_REPORT_HTML
+#include "report/report-impl.h"
+
+/* report.html of summary `doc` (malloc'ed), failing the test where it cannot be drawn. */
+static inline char *html_of(const json_t *doc)
+{
+    char *html;
+    size_t n;
+    oq_err err = {0};
+    if (oq_report_html_json(doc, "fixture", &html, &n, &err)) fail_msg("%s", err.msg);
+    return html;
+}
+#endif
+
 #endif
