@@ -481,6 +481,45 @@ void oq_html_environment(oq_sb *b, const json_t *ev, const json_t *configs)
     oq_sb_puts(b, "</section>\n");
 }
 
+/* ---- Notes and the evidence's warnings ------------------------------------------------ */
+
+void oq_html_warnings_add(json_t *into, const json_t *from)
+{
+    size_t i, j;
+    json_t *w, *x;
+    json_array_foreach(from, i, w) {
+        if (!json_is_string(w)) continue;
+        int seen = 0;
+        json_array_foreach(into, j, x) seen |= json_equal(w, x);
+        if (!seen) json_array_append(into, w);
+    }
+}
+
+/* What the run said once before it ran, and what its evidence warned of (an ORT key passed
+ * unchecked, a second ONNX Runtime mapped): none of it changes the verdict, all of it says what
+ * a green one does not cover, so it sits above the results. */
+void oq_html_notes(oq_sb *b, const json_t *notes, const json_t *warnings)
+{
+    if (!json_array_size(notes) && !json_array_size(warnings)) return;
+    oq_sb_puts(b, "<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
+    size_t i;
+    json_t *n;
+    json_array_foreach(notes, i, n) {
+        oq_sb_puts(b, "<li class=\"note\"><code>");
+        oq_sb_esc(b, oq_j_str(n, "kind", "?"));
+        oq_sb_puts(b, "</code> ");
+        oq_sb_esc(b, oq_j_str(n, "text", ""));
+        oq_sb_puts(b, "</li>\n");
+    }
+    json_array_foreach(warnings, i, n) {
+        if (!json_is_string(n)) continue;
+        oq_sb_puts(b, "<li class=\"evidence-warning\"><span class=\"warn\">warning:</span> ");
+        oq_sb_esc(b, json_string_value(n));
+        oq_sb_puts(b, "</li>\n");
+    }
+    oq_sb_puts(b, "</ul>\n</section>\n");
+}
+
 /* ---- Figures ---------------------------------------------------------------------- */
 
 void oq_html_figures(oq_sb *b, const json_t *summary, const char *name)

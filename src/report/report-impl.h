@@ -95,6 +95,12 @@ void oq_html_command(oq_sb *b, const json_t *argv, const char *prefix, const cha
 /* Environment from an evidence object (evidence.h): runtime, devices, GPUs, libraries
  * and shadowing; `configs` (may be NULL) adds what each configuration's worker loaded. */
 void oq_html_environment(oq_sb *b, const json_t *evidence, const json_t *configs);
+/* Each string of `from` (an evidence's "warnings") not yet in `into` appended to it: the parent
+ * and every worker may record the same warning, shown once. */
+void oq_html_warnings_add(json_t *into, const json_t *from);
+/* <section id="notes">: the run's notes ({"kind", "text"}; NULL for none) and the warnings of
+ * its evidence (strings), escaped; nothing when both are empty. */
+void oq_html_notes(oq_sb *b, const json_t *notes, const json_t *warnings);
 /* Every figure of the summary, inlined as SVG; a figure that cannot be drawn is named with why,
  * and a run with nothing to draw (nothing compared or timed) says so in <p id="no-figures">. */
 void oq_html_figures(oq_sb *b, const json_t *summary, const char *name);

@@ -271,8 +271,13 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
     oq_html_begin(b, name, verdict);
     oq_html_verdict(b, "ortqual bench", verdict, failed + errors ? headline : NULL,
                     strcmp(verdict, "passed") ? reason : NULL, detail);
-    oq_sb_puts(b, "<nav><a href=\"#configurations\">rows</a><a href=\"#plots\">figures</a><a href=\"#options\">sweep</a>"
+    /* the sweep's warnings (a second ONNX Runtime mapped; --model's notes said before the run) */
+    const json_t *warnings = json_object_get(json_object_get(sys, "evidence"), "warnings");
+    oq_sb_puts(b, "<nav>");
+    if (json_array_size(warnings)) oq_sb_puts(b, "<a href=\"#notes\">notes</a>");
+    oq_sb_puts(b, "<a href=\"#configurations\">rows</a><a href=\"#plots\">figures</a><a href=\"#options\">sweep</a>"
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a></nav>\n");
+    oq_html_notes(b, NULL, warnings);
     if (!strcmp(oq_j_str(s, "mode", "attention"), "model")) model_rows_table(b, results);
     else rows_table(b, results);
     baseline_section(b, json_object_get(s, "baseline"));

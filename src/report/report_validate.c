@@ -719,22 +719,18 @@ static void model_inputs_section(oq_sb *b, const json_t *mi)
     oq_sb_puts(b, "</section>\n");
 }
 
-/* What the run said once before it ran (summary.json's "notes"): what it did not judge, or
- * judged otherwise than the model computes. A summary without them (older) shows none. */
-static void notes_section(oq_sb *b, const json_t *notes)
+/* The warnings of the run's evidence: the parent's (a session config key passed unchecked to a
+ * newer ORT, said before the run) and each worker's (a second ONNX Runtime mapped), each once. */
+static json_t *evidence_warnings(const json_t *s)
 {
-    if (!json_array_size(notes)) return;
-    oq_sb_puts(b, "<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
+    json_t *w = json_array();
+    const json_t *system = json_object_get(json_object_get(s, "evidence"), "system");
+    oq_html_warnings_add(w, json_object_get(system, "warnings"));
     size_t i;
-    json_t *n;
-    json_array_foreach(notes, i, n) {
-        oq_sb_puts(b, "<li class=\"note\"><code>");
-        oq_sb_esc(b, oq_j_str(n, "kind", "?"));
-        oq_sb_puts(b, "</code> ");
-        oq_sb_esc(b, oq_j_str(n, "text", ""));
-        oq_sb_puts(b, "</li>\n");
-    }
-    oq_sb_puts(b, "</ul>\n</section>\n");
+    json_t *c;
+    json_array_foreach(json_object_get(s, "configs"), i, c)
+        oq_html_warnings_add(w, json_object_get(json_object_get(c, "evidence"), "warnings"));
+    return w;
 }
 
 /* ---- Shards of a merged run (`ortqual merge`, summary.json's "shards") ---------------- */
@@ -949,14 +945,17 @@ oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const
     oq_html_verdict_close(b);
     oq_sb_puts(b, "<nav>");
     if (shards) oq_sb_puts(b, "<a href=\"#shards\">shards</a>");
-    if (json_array_size(json_object_get(s, "notes"))) oq_sb_puts(b, "<a href=\"#notes\">notes</a>");
+    json_t *warnings = evidence_warnings(s);
+    if (json_array_size(json_object_get(s, "notes")) || json_array_size(warnings))
+        oq_sb_puts(b, "<a href=\"#notes\">notes</a>");
     oq_sb_puts(b, "<a href=\"#configurations\">configurations</a><a href=\"#details\">per batch</a>"
                   "<a href=\"#dispatch\">dispatch and placement</a><a href=\"#plots\">figures</a>"
                   "<a href=\"#advice\">advice</a><a href=\"#model-inputs\">model inputs</a>"
                   "<a href=\"#environment\">environment</a><a href=\"#command\">command line</a>"
                   "<a href=\"#inputs\">batches</a></nav>\n");
     shards_section(b, shards);
-    notes_section(b, json_object_get(s, "notes"));
+    oq_html_notes(b, json_object_get(s, "notes"), warnings);
+    json_decref(warnings);
     config_table(b, configs, d, json_object_get(s, "reference_cache"));
     config_details(b, configs, d);
     evidence_section(b, configs);
