@@ -52,8 +52,15 @@ oq_status oq_compare_contradiction(oq_err *err, const char *path, const char *co
 /* Every configuration under test of the validate summary `summary` (file `path`) that passed:
  * its outputs listed, each passed, holding (oq_compare_record_holds) and passing by its numbers;
  * else oq_compare_contradiction with verb "draw" (plot, report and JUnit draw no such summary).
- * A summary from before outputs were aggregated (no "outputs") is not checked here. */
+ * A summary from before outputs were aggregated (no "outputs"): each batch record the document
+ * holds with its outputs, by oq_compare_batch_holds. A merged summary's "shards" (and a shard's
+ * "shard") as the merge records them: every shard of its count reported or a problem, once, and
+ * no pass beside a shard that did not report. */
 oq_status oq_compare_summary_holds(const json_t *summary, const char *path, oq_err *err);
+/* One batch record of configuration `config`, which passed: each of its outputs passed, holds and
+ * passes by its numbers; else the contradiction, naming the batch ("its output 'cls' in batch 3
+ * has ..."). A record without outputs holds. */
+oq_status oq_compare_batch_holds(const json_t *record, const char *path, const char *config, oq_err *err);
 
 /* A metric of a comparison record read back (max_abs, max_rel, mean_abs, rms, rel_l2, an
  * element's abs_diff): a number, or NaN, +Inf, -Inf from the strings "nan", "inf", "-inf" that

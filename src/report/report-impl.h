@@ -140,6 +140,8 @@ typedef struct oq_vd_config {
     json_t *notes;                     /* padding not zero and not judged: {output, nonzero,
                                           padded, batch, rule}, the first record of each output */
     oq_batch_sample sample;            /* the latency figure's points */
+    json_t *contra;                    /* the first record whose outputs would contradict a pass
+                                          (oq_compare_batch_holds), or NULL */
 } oq_vd_config;
 
 typedef struct oq_vd {

@@ -918,9 +918,23 @@ oq_status oq_report_validate(oq_sb *b, const json_t *s, const char *name, oq_err
     return st;
 }
 
+/* A configuration that passed in a summary from before outputs were aggregated: its records,
+ * streamed (the document holds samples of them), as the digest found them. */
+static oq_status records_hold(const json_t *configs, const oq_vd *d, const char *name, oq_err *err)
+{
+    size_t k;
+    json_t *c;
+    oq_status st = OQ_OK;
+    json_array_foreach(configs, k, c) if (!st && k < d->n_configs && d->configs[k].contra && !is_reference(c) &&
+                                          !json_object_get(c, "outputs") && !strcmp(oq_vd_status(c), "passed"))
+        st = oq_compare_batch_holds(d->configs[k].contra, name, oq_j_str(c, "config", "a configuration"), err);
+    return st;
+}
+
 oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const char *name, oq_err *err)
 {
     oq_status st = oq_report_validate_check(s, name, err);
+    if (!st) st = records_hold(json_object_get(s, "configs"), d, name, err);
     if (st) return st;
     const json_t *configs = json_object_get(s, "configs");
     const json_t *ev = json_object_get(s, "evidence"), *cmd = json_object_get(ev, "command");

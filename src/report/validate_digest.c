@@ -129,6 +129,9 @@ static int config_add(oq_vd_config *c, json_t *bt)
         *m = oq_j_num(bt, "median_s") * 1e3;
     }
     add_worst(c, bt);
+    /* kept for a summary from before outputs were aggregated: its records alone bear out a pass */
+    oq_err ignored = {0};
+    if (!c->contra && oq_compare_batch_holds(bt, "", "", &ignored)) c->contra = json_incref(bt);
     return add_notes(c, bt) && (!ran || add_row(c, bt)) && add_point(c, bt);
 }
 
@@ -376,6 +379,7 @@ void oq_vd_clear(oq_vd *d)
         json_decref(c->notes);
         json_decref(c->rows);
         json_decref(c->sample.kept);
+        json_decref(c->contra);
         for (size_t i = 0; i < c->n_slow; i++) json_decref(c->slow[i]);
     }
     free(d->configs);
