@@ -10,6 +10,7 @@
 #include "axes/axes-impl.h"
 #include "compare/compare-impl.h"
 #include "convert/convert-impl.h"
+#include "inspect/inputuse-impl.h"
 #include "inspect/model-impl.h"
 #include "ortqual/events.h"
 #include "ortqual/mask.h"
@@ -492,6 +493,18 @@ static oq_status compare_all(checker *k, oq_session *ref, oq_session *conv, oq_e
     return OQ_OK;
 }
 
+/* What the check leaves to ORT, said as validate says it (its summary's indices_unchecked notes):
+ * a Gather whose indices the model computes at run time is not held to its table here either. */
+static oq_status unchecked_notes(cv_ctx *c, const cv_model *reference, const oq_model_info *mi, oq_err *err)
+{
+    char *lines = NULL;
+    oq_status st = oq_model_unchecked_indices(reference->orig, mi, reference->name, &lines, err);
+    for (const char *l = lines, *end; !st && l && (end = strchr(l, '\n')); l = end + 1)
+        cv_step(c->r, "indices", "", "note", "%s: %.*s", reference->name, (int)(end - l), l);
+    free(lines);
+    return st;
+}
+
 oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *err)
 {
     const oq_convert_opts *o = c->o;
@@ -505,6 +518,7 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
                           "one)", reference->name, pol);
     oq_status st = oq_model_inspect_proto(reference->orig, reference->name, &k.mi, err);
     if (!st) st = oq_seq_axes_check_model(reference->name, k.mi, k.mask, o->seq_axes, o->n_seq_axes, err);
+    if (!st) st = unchecked_notes(c, reference, k.mi, err);
     /* the attention dtype's tolerance only where some Attention of the output computes in it,
      * asked for or not (a model converted before): one the passes left in float32 is held to
      * float32's */

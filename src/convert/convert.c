@@ -593,6 +593,28 @@ static json_t *text_or_null(const char *s)
     return s ? oq_json_text(s) : json_null();
 }
 
+/* The plan's and the check's notes (steps whose action is "note") as validate's summary.json
+ * keeps its own: [{"kind": the pass, "text": "NODE: DETAIL"}], each once. */
+static json_t *notes_json(const oq_convert_report *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < r->n_steps; i++) {
+        const oq_convert_step *s = &r->steps[i];
+        char *text = NULL;
+        if (strcmp(s->action, "note")) continue;
+        if (asprintf(&text, "%s%s%s", s->node, *s->node ? ": " : "", s->detail) < 0) break;
+        json_t *n = json_pack("{s:s, s:o}", "kind", s->pass, "text", oq_json_text(text));
+        size_t j;
+        json_t *x;
+        int seen = 0;
+        json_array_foreach(a, j, x) seen |= json_equal(x, n);
+        if (n && !seen) json_array_append(a, n);
+        json_decref(n);
+        free(text);
+    }
+    return a ? a : json_null();
+}
+
 char *oq_convert_report_json(const oq_convert_report *r)
 {
     if (!r) return NULL;
@@ -619,6 +641,7 @@ char *oq_convert_report_json(const oq_convert_report *r)
                              "contract_input", text_or_null(r->contract_input));
     if (!root) return NULL;
     json_object_set_new(root, "reference", text_or_null(r->reference));
+    json_object_set_new(root, "notes", notes_json(r));
     json_object_set_new(root, "failure", text_or_null(r->failure));
     json_object_set_new(root, "external_data", text_or_null(r->external_data));
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

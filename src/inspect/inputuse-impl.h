@@ -129,6 +129,10 @@ int64_t oq_index_outside(const oq_index_table *tb, const oq_tensor *t, const oq_
  * OQ_ERR_FORMAT (no model, a constant index outside its bound), OQ_ERR_NOMEM. */
 oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_info *mi, const char *label,
                                     unsigned **uses, oq_index_routes **tables, char **unchecked, oq_err *err);
+/* Only the notes of the indices nothing checks before a run, of the unpacked model m (convert's
+ * check holds its original to them as validate does); *unchecked NULL when none. */
+oq_status oq_model_unchecked_indices(const Onnx__ModelProto *m, const oq_model_info *mi, const char *label,
+                                     char **unchecked, oq_err *err);
 /* The same of the model file `path` (read for inspection: its large weights not copied). */
 oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
                                    oq_index_routes **tables, oq_err *err);

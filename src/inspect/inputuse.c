@@ -405,6 +405,15 @@ oq_status oq_model_input_uses_bytes(const void *buf, size_t n, const oq_model_in
     return st;
 }
 
+oq_status oq_model_unchecked_indices(const Onnx__ModelProto *m, const oq_model_info *mi, const char *label,
+                                     char **unchecked, oq_err *err)
+{
+    unsigned *uses = NULL;
+    oq_status st = uses_of(m, mi, label, &uses, NULL, unchecked, err);
+    free(uses);
+    return st;
+}
+
 oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, unsigned **uses,
                                    oq_index_routes **tables, oq_err *err)
 {

@@ -101,4 +101,15 @@ $PY - "${note#note: }" <<'PY' && ok "summary.json: the note with the warnings" |
 import json, sys
 assert sys.argv[1] in json.load(open("b9/summary.json"))["system"]["evidence"]["warnings"]
 PY
+# convert's check leaves them to ORT too: said in its plan, kept in --json's "notes" as validate's
+# summary.json keeps its own ({"kind", "text"}, with the plan's other notes)
+"$Q" convert rt.onnx -o c9.onnx --fuse >c9.out 2>&1 || bad "convert rt.onnx: $(cat c9.out)"
+[ "$(grep -cxF "  indices          note       ${note#note: }" c9.out)" = 1 ] && ok "convert: the note said once" ||
+    bad "convert rt.onnx said: $(cat c9.out)"
+"$Q" convert rt.onnx -o c10.onnx --fuse --json >c10.json 2>c10.err || bad "convert --json: $(cat c10.json c10.err)"
+$PY - "${note#note: }" <<'PY' && ok "convert --json: notes" || bad "convert --json's notes: $(cat c10.json)"
+import json, sys
+n = json.load(open("c10.json"))["notes"]
+assert n == [{"kind": "fuse", "text": "no decomposed attention chain found"}, {"kind": "indices", "text": sys.argv[1]}], n
+PY
 report
