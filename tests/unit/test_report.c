@@ -909,9 +909,17 @@ static void test_report_padding(void **state)
     oq_figures *f = figures_of(doc, NULL);
     assert_null(strstr(series(figure(f, "error_logits"), "cpu:model:fp32")->note, "padding"));
     oq_figures_free(f);
-    /* the same counts judged: red, in the figure's label, and no note */
+    /* the same counts judged: red, in the figure's label, and no note; judged, they fail the
+     * output and its configuration (a pass beside them contradicts itself: refused, below) */
     json_array_foreach(json_object_get(cfg, "batches"), i, b) json_array_foreach(json_object_get(b, "outputs"), j, o)
         json_object_set_new(json_object_get(o, "padding"), "checked", json_true());
+    oq_err err = {0};
+    assert_int_equal(oq_report_html_json(doc, "fixture", &html, &(size_t){0}, &err), OQ_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "cpu:model:fp32 passed, but its output 'logits' in batch 0 has padding nonzero 4000"));
+    json_array_foreach(json_object_get(cfg, "batches"), i, b) json_array_foreach(json_object_get(b, "outputs"), j, o)
+        json_object_set_new(o, "passed", json_false());
+    json_object_set_new(cfg, "status", json_string("failed"));
+    json_object_set_new(doc, "verdict", json_string("failed"));
     html = html_of(doc);
     snprintf(want, sizeof want, "<td class=\"n padding\"><span class=\"reason\">%lld</span></td>", reported);
     assert_non_null(strstr(html, want));
