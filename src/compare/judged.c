@@ -2,6 +2,7 @@
  * summary is what merge merges and what plot and report draw, and a hand-edited or copied-back
  * one said passed next to numbers that fail it (or a tolerance that is no number, read as 0). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,40 @@ static oq_status records_hold(const json_t *c, const char *path, const char *con
     return st;
 }
 
+/* OQ_ERR_FORMAT "PATH: WHAT: refusing to draw a summary that contradicts itself". */
+__attribute__((format(printf, 3, 4))) static oq_status refused(oq_err *err, const char *path, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s: refusing to draw a summary that contradicts itself", path, what);
+}
+
+/* Each entry of shards.reported and shards.problems names one of shards 0..count-1, none twice;
+ * how many they name into *named. */
+static oq_status shards_named(const json_t *sh, json_int_t count, const char *path, size_t *named, oq_err *err)
+{
+    const char *lists[] = {"reported", "problems"};
+    unsigned char *seen = calloc((size_t)count, 1);
+    if (!seen) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    size_t i;
+    json_t *e;
+    oq_status st = OQ_OK;
+    *named = 0;
+    for (int l = 0; l < 2; l++) json_array_foreach(json_object_get(sh, lists[l]), i, e) {
+            const json_t *ix = json_object_get(e, "index");
+            json_int_t k = json_integer_value(ix);
+            if (!st && (!json_is_integer(ix) || k < 0 || k >= count || seen[k]))
+                st = refused(err, path, "shards.%s[%zu] names shard %s%lld, where each of shards 0..%lld is named once",
+                             lists[l], i, json_is_integer(ix) ? "" : "(no index) ", (long long)k, (long long)count - 1);
+            else if (!st) seen[k] = 1, ++*named;
+        }
+    free(seen);
+    return st;
+}
+
 /* A merged summary's shards (`ortqual merge`'s "shards": count, reported, problems) as the
  * merge records them: each shard 0..count-1 reported or a problem, once; a pass only when every
  * shard reported (a shard that did not fails the merge). A shard's own summary ("shard"): its
@@ -100,39 +135,21 @@ static oq_status shards_hold(const json_t *summary, const char *path, oq_err *er
     const json_t *one = json_object_get(summary, "shard"), *sh = json_object_get(summary, "shards");
     json_int_t i1 = json_integer_value(json_object_get(one, "index")), n1 = json_integer_value(json_object_get(one, "count"));
     if (one && !(n1 >= 1 && i1 >= 0 && i1 < n1))
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: shard.index %lld of shard.count %lld, where 0 <= index < count: "
-                          "refusing to draw a summary that contradicts itself", path, (long long)i1, (long long)n1);
+        return refused(err, path, "shard.index %lld of shard.count %lld, where 0 <= index < count", (long long)i1,
+                       (long long)n1);
     if (!sh) return OQ_OK;
     json_int_t count = json_integer_value(json_object_get(sh, "count"));
     if (count < 1 || count > 1000000)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: shards.count %lld, where a merge has 1 to 1000000 shards: "
-                          "refusing to draw a summary that contradicts itself", path, (long long)count);
-    const char *lists[] = {"reported", "problems"};
-    unsigned char *seen = calloc((size_t)count, 1);
-    if (!seen) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
-    size_t n = 0, i;
-    json_t *e;
-    oq_status st = OQ_OK;
-    for (int l = 0; l < 2 && !st; l++) json_array_foreach(json_object_get(sh, lists[l]), i, e) {
-            const json_t *ix = json_object_get(e, "index");
-            json_int_t k = json_integer_value(ix);
-            if (!st && (!json_is_integer(ix) || k < 0 || k >= count || seen[k]))
-                st = oq_err_set(err, OQ_ERR_FORMAT, "%s: shards.%s[%zu] names shard %s%lld, where each of shards "
-                                "0..%lld is named once: refusing to draw a summary that contradicts itself", path,
-                                lists[l], i, json_is_integer(ix) ? "" : "(no index) ", (long long)k, (long long)count - 1);
-            else if (!st) seen[k] = 1, n++;
-        }
-    free(seen);
+        return refused(err, path, "shards.count %lld, where a merge has 1 to 1000000 shards", (long long)count);
+    size_t n = 0, problems = json_array_size(json_object_get(sh, "problems"));
     const char *verdict = json_string_value(json_object_get(summary, "verdict"));
-    size_t problems = json_array_size(json_object_get(sh, "problems"));
+    oq_status st = shards_named(sh, count, path, &n, err);
     if (!st && n != (size_t)count)
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: shards.count %lld, but %zu shard%s recorded (reported or problems): "
-                        "refusing to draw a summary that contradicts itself", path, (long long)count, n,
-                        n == 1 ? " is" : "s are");
+        st = refused(err, path, "shards.count %lld, but %zu shard%s recorded (reported or problems)", (long long)count, n,
+                     n == 1 ? " is" : "s are");
     if (!st && problems && verdict && !strcmp(verdict, "passed"))
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: verdict 'passed', but %zu of %lld shards did not report "
-                        "(shards.problems): refusing to draw a summary that contradicts itself", path, problems,
-                        (long long)count);
+        st = refused(err, path, "verdict 'passed', but %zu of %lld shards did not report (shards.problems)", problems,
+                     (long long)count);
     return st;
 }
 
