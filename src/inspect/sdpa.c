@@ -193,7 +193,7 @@ static int key_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const ch
         return refuse(m, OQ_SDPA_UNSUPPORTED, "the key operand '%s' is not a transpose of K's last two axes", kt);
     }
     if (!unscale(v, &k, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a key scale that is not a positive constant");
-    if (oq_gview_rank(v, k) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "K '%s' is not known to be rank 4", k);
+    if (oq_sym_rank(sc, k) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "K '%s' is not known to be rank 4", k);
     m->k = k;
     return 0;
 }
@@ -469,8 +469,8 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     m->scale = 1.0;
     const Onnx__NodeProto *mm = oq_gview_graph(v)->node[m->score_mm];
     if (mm->n_input != 2) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score MatMul has %zu inputs, not 2", mm->n_input);
-    int rank = oq_gview_rank(v, mm->output[0]);
-    if (rank < 0) rank = oq_gview_rank(v, mm->input[0]);
+    int rank = oq_sym_rank(sc, mm->output[0]);
+    if (rank < 0) rank = oq_sym_rank(sc, mm->input[0]);
     int64_t axis = oq_node_attr_int(s, "axis", oq_gview_opset(v) >= 13 ? -1 : 1);
     if (rank < 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "the rank of the scores is unknown");
     if (axis < 0) axis += rank;
@@ -488,11 +488,11 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     if (rank == 3) return fold_end(v, sc, m, s, mm, out);
     const char *q = mm->input[0];
     if (!unscale(v, &q, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a query scale that is not a positive constant");
-    if (oq_gview_rank(v, q) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "Q '%s' is not known to be rank 4", q);
+    if (oq_sym_rank(sc, q) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "Q '%s' is not known to be rank 4", q);
     m->q = q;
     if (key_side(v, sc, m, mm->input[1])) return 1;
     if (value_end(v, m, s, out)) return 1;
-    if (out->n_input != 2 || oq_gview_rank(v, out->input[1]) != 4)
+    if (out->n_input != 2 || oq_sym_rank(sc, out->input[1]) != 4)
         return refuse(m, OQ_SDPA_UNSUPPORTED, "V '%s' is not known to be rank 4", out->n_input > 1 ? out->input[1] : "?");
     m->v = out->input[1];
     m->verdict = OQ_SDPA_FUSABLE;

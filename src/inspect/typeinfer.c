@@ -1,18 +1,20 @@
-/* Types for the tensors a model leaves undeclared.
+/* Types and shapes for the tensors a model leaves undeclared, one inference for inspect and
+ * convert (symdim-impl.h, oq_sym_infer).
  *
  * Not every exporter writes value_info (ortqual's own exports do not; the
  * dynamo exporter does for most tensors). The passes need element types (to
  * cast attention to float16) and symbolic shapes (to prove that a mask's length
- * is K's sequence length), and ORT's CUDA EP was seen to crash on Attention
- * inputs without shapes. So before any pass, types are propagated forward
- * through the ops exporters use around attention; a tensor gets a value_info
- * entry when its element type and rank are known (unknown sizes stay unnamed).
- * What is not inferred here is left as it was.
+ * is K's sequence length, or that a term widens the scores), and ORT's CUDA EP was
+ * seen to crash on Attention inputs without shapes. So types are propagated forward
+ * through the ops exporters use around attention; a tensor is typed when its element
+ * type and rank are known. convert declares them (value_info) before any pass; inspect
+ * reads them as declared, so that both judge a chain on the same shapes.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/convert-impl.h"
+#include "core/core-impl.h"
+#include "inspect/symdim-impl.h"
 
 #define R OQ_SYM_MAX_RANK
 
@@ -23,31 +25,35 @@ typedef struct tinfo {
 } tinfo;
 
 typedef struct inferer {
-    cv_model *m;
     const oq_gview *v;
     oq_symctx *sc;
-    struct inferred {
-        char *name;
-        tinfo t;
-    } *known; /* grown with OQ_PUSH */
+    oq_sym_typed *known; /* grown with OQ_PUSH */
     size_t n;
+    size_t *slot; /* per node: 1 + its output's index in known, 0: none */
+    int oom;
 } inferer;
 
 static oq_symdim unknown(void) { return oq_symdim_const(INT64_MIN); }
 
-static const tinfo *local(const inferer *f, const char *name)
+static const oq_sym_typed *local(const inferer *f, const char *name)
 {
-    for (size_t i = f->n; i-- > 0;) /* recent first: the inputs of a node were just inferred */
-        if (!strcmp(f->known[i].name, name)) return &f->known[i].t;
-    return NULL;
+    size_t p;
+    if (!oq_gview_producer(f->v, name, &p) || !f->slot[p]) return NULL;
+    const oq_sym_typed *k = &f->known[f->slot[p] - 1];
+    return strcmp(k->name, name) ? NULL : k; /* (a node's first output only) */
 }
 
 /* The type of a value: inferred here, else declared; rank -1 when unknown. */
 static tinfo type_of(inferer *f, const char *name)
 {
     tinfo t = {0, -1, {{0}}};
-    const tinfo *l = local(f, name);
-    if (l) return *l;
+    const oq_sym_typed *l = local(f, name);
+    if (l) {
+        t.elem = l->elem;
+        t.rank = l->rank;
+        memcpy(t.d, l->d, sizeof t.d);
+        return t;
+    }
     t.elem = oq_gview_elem_type(f->v, name);
     const Onnx__ValueInfoProto *vi = oq_gview_value_info(f->v, name);
     int declared = vi && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
@@ -220,46 +226,45 @@ static int infer_node(inferer *f, const Onnx__NodeProto *n, tinfo *t)
     return 0;
 }
 
-static void remember(inferer *f, const char *name, const tinfo *t)
+static void remember(inferer *f, size_t node, const char *name, const tinfo *t)
 {
-    char *copy = strdup(name);
-    struct inferred *k = copy ? OQ_PUSH(f->known, f->n) : NULL;
+    oq_sym_typed *k = OQ_PUSH(f->known, f->n);
     if (!k) {
-        free(copy);
-        f->m->oom = 1;
+        f->oom = 1;
         return;
     }
-    k->name = copy;
-    k->t = *t;
+    *k = (oq_sym_typed){name, t->elem, t->rank, {{0}}};
+    memcpy(k->d, t->d, sizeof k->d);
+    f->slot[node] = f->n;
 }
 
-size_t cv_infer_types(cv_model *m)
+/* A dim as a declaration can state it: a size or one named dim; else unknown (a dim of its own
+ * when read, as an undeclared dim of a value_info is), so that inspect, which reads the table, and
+ * convert, which declares it, see the same shapes. */
+static void as_declared(inferer *f, oq_sym_typed *k)
 {
-    inferer f = {m, cv_view(m), cv_sym(m), NULL, 0};
-    if (!f.v) return 0;
-    for (size_t i = 0; i < m->nodes.n; i++) {
-        const Onnx__NodeProto *n = m->nodes.v[i];
+    for (int j = 0; j < k->rank; j++)
+        if (!oq_symdim_name(f->sc, k->d[j]) && !(k->d[j].n == 0 && k->d[j].coef >= 0)) k->d[j] = unknown();
+}
+
+oq_status oq_sym_infer(oq_symctx *sc, oq_err *err)
+{
+    const oq_gview *v = oq_sym_view(sc);
+    const Onnx__GraphProto *g = oq_gview_graph(v);
+    inferer f = {v, sc, NULL, 0, calloc(g->n_node ? g->n_node : 1, sizeof *f.slot), 0};
+    f.oom = !f.slot;
+    for (size_t i = 0; !f.oom && i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
         tinfo t;
-        if (!n->n_output || !*n->output[0] || oq_gview_value_info(f.v, n->output[0])) continue;
-        if (infer_node(&f, n, &t) && t.elem && t.rank >= 0 && t.rank <= R) remember(&f, n->output[0], &t);
+        if (!n->n_output || !*n->output[0] || oq_gview_value_info(v, n->output[0])) continue;
+        if (infer_node(&f, n, &t) && t.elem && t.rank >= 0 && t.rank <= R) remember(&f, i, n->output[0], &t);
     }
-    /* dims first (the names live in the view's symbols), then the writes (each rebuilds the view) */
-    cv_dim (*dims)[R] = calloc(f.n ? f.n : 1, sizeof *dims);
-    if (!dims) m->oom = 1;
-    for (size_t i = 0; dims && i < f.n; i++)
-        for (int j = 0; j < f.known[i].t.rank; j++) {
-            oq_symdim s = f.known[i].t.d[j];
-            const char *p = oq_symdim_name(f.sc, s);
-            dims[i][j].param = p ? strdup(p) : NULL;
-            if (p && !dims[i][j].param) m->oom = 1;
-            dims[i][j].value = !p && s.n == 0 && s.coef >= 0 ? s.coef : -1;
-        }
-    for (size_t i = 0; dims && !m->oom && i < f.n; i++) cv_set_type(m, f.known[i].name, f.known[i].t.elem, f.known[i].t.rank, dims[i]);
-    for (size_t i = 0; dims && i < f.n; i++)
-        for (int j = 0; j < f.known[i].t.rank; j++) free((char *)dims[i][j].param);
-    free(dims);
-    size_t n = f.n;
-    for (size_t i = 0; i < f.n; i++) free(f.known[i].name);
-    free(f.known);
-    return n;
+    for (size_t i = 0; i < f.n; i++) as_declared(&f, &f.known[i]);
+    if (f.oom) {
+        free(f.known);
+        free(f.slot);
+        return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    }
+    oq_sym_adopt(sc, f.known, f.n, f.slot);
+    return OQ_OK;
 }
