@@ -320,10 +320,11 @@ static char *onnx_attention_inputs(ctx *c, const Onnx__NodeProto *n)
 /* The fusability verdict that follows the chain in the detail text. */
 static char *decomposed_detail(ctx *c, const oq_sdpa_match *m)
 {
+    char text[96];
     switch (m->verdict) {
     case OQ_SDPA_FUSABLE:
         return dupf(c, "%s; fusable: scale %.6g, %s%s%s", m->chain, m->scale,
-                    oq_sdpa_mask_text(m),
+                    oq_sdpa_mask_text(m, text, sizeof text),
                     m->guard ? ", IsNaN guard" : "", m->kform == OQ_SDPA_KT_RESHAPE ? ", K^T by reshapes" : "");
     case OQ_SDPA_NOT_ATTENTION:
         return dupf(c, "%s; not attention: %s", m->chain, m->why);
