@@ -191,11 +191,11 @@ static oq_status nine_routes(int64_t last, char *msg, size_t cap)
     assert_int_equal(oq_graph_create(ops, 1, "nine", &g, NULL), OQ_OK);
     const oq_dim d2[] = {OQ_DIM(2)};
     oq_graph_add_input(g, "rid", OQ_DTYPE_INT64, 1, d2);
+    char c[9][8], n[9][8]; /* (the graph holds the names until written) */
     for (int i = 0; i < 9; i++) {
-        char c[8], n[8];
-        snprintf(c, sizeof c, "c%d", i);
-        snprintf(n, sizeof n, "g%d", i);
-        gather(g, n, cast(g, c, "rid", OQ_DTYPE_INT32), i == 8 ? 3 : 10, 2);
+        snprintf(c[i], sizeof c[i], "c%d", i);
+        snprintf(n[i], sizeof n[i], "g%d", i);
+        gather(g, n[i], cast(g, c[i], "rid", OQ_DTYPE_INT32), i == 8 ? 3 : 10, 2);
     }
     assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
     oq_graph_free(g);
