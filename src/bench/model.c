@@ -54,7 +54,7 @@ static void sweep_clear(model_sweep *m)
     for (size_t i = 0; m->points && i < m->n_points; i++) oq_bench_point_clear(&m->points[i]);
     free(m->points);
     free(m->lengths);
-    free(m->tables);
+    oq_index_routes_free(m->tables);
     free(m->uses);
     oq_bench_mask_clear(&m->mask);
     oq_npz_free(m->inputs);

@@ -196,7 +196,8 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_FLAG("fuse", &a->fuse,
                     "each decomposed softmax(scale*Q@K^T + mask)@V chain -> one Attention\n"
                     "(a bias beside the mask, or two additive terms, summed into one float\n"
-                    "attn_mask: no flash form; chains that are not attention, e.g. a\n"
+                    "attn_mask: no flash form; two Where masks, e.g. causal and key padding,\n"
+                    "become one bool attn_mask, their AND; chains that are not attention, e.g. a\n"
                     "softmax over the query axis, are left alone; 'ortqual inspect' shows\n"
                     "which chains qualify)"),
         OQ_OPT_LIST("freeze", "all|NAME[,NAME...]", &a->freeze,

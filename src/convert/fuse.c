@@ -126,9 +126,9 @@ static const char *emit_broadcast(cv_model *m, const char *op, size_t n, const c
     return y;
 }
 
-/* Several terms: their sum (innermost first, as the chain added them), under the chain's Where
- * when it has one with its own fill: s + Where(c, a, fill) is Where(c, s + a, s + fill), and
- * s + fill excludes the key as fill does. A float mask, whatever the Where's condition. */
+/* Several terms: their sum (innermost first, as the chain added them), under the chain's Wheres
+ * (innermost first) with their own fills: s + Where(c, a, fill) is Where(c, s + a, s + fill),
+ * and s + fill excludes the key as fill does. A float mask, whatever the Wheres' conditions. */
 static const char *combined_mask(cv_model *m, const fusion *fu)
 {
     const oq_sdpa_match *f = &fu->m;
@@ -139,10 +139,13 @@ static const char *combined_mask(cv_model *m, const fusion *fu)
     const char *sum = f->terms[f->n_terms - 1];
     for (int i = f->n_terms - 2; i >= 0; i--)
         sum = emit_broadcast(m, "Add", 2, (const char *[]){sum, f->terms[i]}, "attn_bias_sum", et);
-    if (f->mask == OQ_SDPA_MASK_ADD) return sum;
-    int keep = f->mask == OQ_SDPA_MASK_KEEP;
-    return emit_broadcast(m, "Where", 3, (const char *[]){f->mask_value, keep ? sum : f->fill_value,
-                                                          keep ? f->fill_value : sum}, "attn_bias_masked", et);
+    for (int i = f->n_wheres - 1; i >= 0; i--) {
+        const oq_sdpa_where *w = &f->wheres[i];
+        int keep = w->kind == OQ_SDPA_MASK_KEEP;
+        sum = emit_broadcast(m, "Where", 3, (const char *[]){w->cond, keep ? sum : w->fill_value,
+                                                             keep ? w->fill_value : sum}, "attn_bias_masked", et);
+    }
+    return sum;
 }
 
 /* A float mask in Q's type, which Attention wants (a Cast when it is another). */
@@ -159,36 +162,46 @@ static const char *in_q_type(cv_model *m, const char *mask, const char *q)
     return cast;
 }
 
-/* The attn_mask operand: true keeps a key (bool), or added to the scores (float). */
+/* Where w's keep-mask: its condition (KEEP), else its negation (masked_fill's: a Not's input). */
+static const char *keep_mask(cv_model *m, const oq_sdpa_where *w)
+{
+    if (w->kind == OQ_SDPA_MASK_KEEP) return w->cond;
+    const Onnx__NodeProto *p = oq_gview_producer(cv_view(m), w->cond, NULL);
+    if (oq_node_is(p, "Not") && p->n_input == 1) return p->input[0];
+    cv_dim d[OQ_SYM_MAX_RANK];
+    int r;
+    const char *keep = cv_fresh(m, "attn_keep");
+    cv_node_add(m, "Not", "attn_keep_not", 1, &w->cond, 1, &keep);
+    cv_type_of(m, w->cond, &r, d);
+    cv_set_type(m, keep, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, r, d);
+    return keep;
+}
+
+/* The attn_mask operand: true keeps a key (bool; the Wheres' keep-masks ANDed), or added to the
+ * scores (float). */
 static const char *attn_mask(cv_model *m, const fusion *fu, const char *q)
 {
     const oq_sdpa_match *f = &fu->m;
-    cv_dim d[OQ_SYM_MAX_RANK];
-    int r;
     if (oq_sdpa_mask_combined(f)) return in_q_type(m, combined_mask(m, fu), q);
     if (f->mask == OQ_SDPA_MASK_NONE) return "";
-    if (f->mask == OQ_SDPA_MASK_KEEP) return f->mask_value;
-    if (f->mask == OQ_SDPA_MASK_DROP) {
-        const Onnx__NodeProto *p = oq_gview_producer(cv_view(m), f->mask_value, NULL);
-        if (oq_node_is(p, "Not") && p->n_input == 1) return p->input[0];
-        const char *keep = cv_fresh(m, "attn_keep");
-        cv_node_add(m, "Not", "attn_keep_not", 1, &f->mask_value, 1, &keep);
-        cv_type_of(m, f->mask_value, &r, d);
-        cv_set_type(m, keep, ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, r, d);
-        return keep;
-    }
-    return in_q_type(m, f->mask_value, q); /* additive */
+    if (f->mask == OQ_SDPA_MASK_ADD) return in_q_type(m, f->mask_value, q);
+    const char *keep = keep_mask(m, &f->wheres[0]);
+    for (int i = 1; i < f->n_wheres; i++)
+        keep = emit_broadcast(m, "And", 2, (const char *[]){keep, keep_mask(m, &f->wheres[i])}, "attn_keep_both",
+                              ONNX__TENSOR_PROTO__DATA_TYPE__BOOL);
+    return keep;
 }
 
 /* A mask with a bias in it is a float mask whatever its Where: ORT's CUDA flash kernel takes
  * no attn_mask, and nonpad_kv_seqlen cannot carry a bias. */
 static void float_mask_note(cv_ctx *c, const fusion *fu, const char *mask)
 {
+    char text[96];
     if (!oq_sdpa_mask_combined(&fu->m)) return;
     cv_step(c->r, "fuse", fu->softmax->name, "note", "attn_mask '%s' sums the chain's %s into one float mask: ORT's "
             "CUDA flash attention takes no attn_mask and nonpad_kv_seqlen (OQ_CONVERT_MASK_TO_SEQLEN) cannot carry a "
             "bias, so this Attention is not flash-eligible (memory-efficient attention or MATH on CUDA)", mask,
-            oq_sdpa_mask_text(&fu->m));
+            oq_sdpa_mask_text(&fu->m, text, sizeof text));
 }
 
 /* ORT 1.29-1.31 require attn_mask's query axis to be Q's length: say so when the fused
@@ -232,10 +245,11 @@ static void fuse_one(cv_ctx *c, cv_model *m, const fusion *fu)
         cv_set_type(m, y, et ? et : cv_type_of(m, f->q, &r, dv), 4, dq);
     }
     c->r->fused++;
+    char text[96];
     broadcast_note(c, m, a, mask);
     float_mask_note(c, fu, mask);
     cv_step(c->r, "fuse", fu->softmax->name, "fused", "Attention '%s': scale %.6g, %s%s%s%s%s; %s",
-            a ? a->name : "?", f->scale, oq_sdpa_mask_text(f), *mask ? " '" : "", mask, *mask ? "'" : "",
+            a ? a->name : "?", f->scale, oq_sdpa_mask_text(f, text, sizeof text), *mask ? " '" : "", mask, *mask ? "'" : "",
             f->guard ? ", IsNaN guard dropped (Attention gives fully masked rows zeros)" : "", f->chain);
 }
 

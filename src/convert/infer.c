@@ -1,265 +1,37 @@
-/* Types for the tensors a model leaves undeclared.
- *
- * Not every exporter writes value_info (ortqual's own exports do not; the
- * dynamo exporter does for most tensors). The passes need element types (to
- * cast attention to float16) and symbolic shapes (to prove that a mask's length
- * is K's sequence length), and ORT's CUDA EP was seen to crash on Attention
- * inputs without shapes. So before any pass, types are propagated forward
- * through the ops exporters use around attention; a tensor gets a value_info
- * entry when its element type and rank are known (unknown sizes stay unnamed).
- * What is not inferred here is left as it was.
- */
+/* The types oq_sym_infer gives the tensors a model leaves undeclared, declared before any pass
+ * (value_info): the passes read them, ORT's CUDA EP was seen to crash on Attention inputs without
+ * shapes, and inspect reads the same inference, so both judge a chain on the same shapes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "convert/convert-impl.h"
 
-#define R OQ_SYM_MAX_RANK
-
-typedef struct tinfo {
-    int32_t elem;
-    int rank; /* -1: unknown */
-    oq_symdim d[R];
-} tinfo;
-
-typedef struct inferer {
-    cv_model *m;
-    const oq_gview *v;
-    oq_symctx *sc;
-    struct inferred {
-        char *name;
-        tinfo t;
-    } *known; /* grown with OQ_PUSH */
-    size_t n;
-} inferer;
-
-static oq_symdim unknown(void) { return oq_symdim_const(INT64_MIN); }
-
-static const tinfo *local(const inferer *f, const char *name)
-{
-    for (size_t i = f->n; i-- > 0;) /* recent first: the inputs of a node were just inferred */
-        if (!strcmp(f->known[i].name, name)) return &f->known[i].t;
-    return NULL;
-}
-
-/* The type of a value: inferred here, else declared; rank -1 when unknown. */
-static tinfo type_of(inferer *f, const char *name)
-{
-    tinfo t = {0, -1, {{0}}};
-    const tinfo *l = local(f, name);
-    if (l) return *l;
-    t.elem = oq_gview_elem_type(f->v, name);
-    const Onnx__ValueInfoProto *vi = oq_gview_value_info(f->v, name);
-    int declared = vi && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
-                   vi->type->tensor_type->shape;
-    if (declared || oq_gview_initializer(f->v, name) || oq_node_is(oq_gview_producer(f->v, name, NULL), "Constant"))
-        t.rank = oq_sym_shape(f->sc, name, t.d, R);
-    return t;
-}
-
-static int broadcast(const tinfo *a, const tinfo *b, tinfo *out)
-{
-    if (a->rank < 0 || b->rank < 0) return 0;
-    int r = a->rank > b->rank ? a->rank : b->rank;
-    out->rank = r;
-    for (int j = 0; j < r; j++) {
-        int ja = j - (r - a->rank), jb = j - (r - b->rank);
-        oq_symdim x = ja >= 0 ? a->d[ja] : oq_symdim_const(1), y = jb >= 0 ? b->d[jb] : oq_symdim_const(1);
-        out->d[j] = oq_symdim_eq(x, oq_symdim_const(1)) ? y : oq_symdim_eq(y, oq_symdim_const(1)) ? x
-                    : oq_symdim_eq(x, y) ? x : unknown();
-    }
-    return 1;
-}
-
-static int is_any(const Onnx__NodeProto *n, const char *const *ops)
-{
-    for (; *ops; ops++)
-        if (oq_node_is(n, *ops)) return 1;
-    return 0;
-}
-
-static int elementwise(inferer *f, const Onnx__NodeProto *n, tinfo *t)
-{
-    static const char *const cmp[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
-                                      "Xor", "Not", "IsNaN", "IsInf", NULL};
-    tinfo acc = type_of(f, n->input[0]);
-    for (size_t i = 1; i < n->n_input; i++) {
-        if (!*n->input[i]) continue;
-        tinfo x = type_of(f, n->input[i]), b;
-        if (!broadcast(&acc, &x, &b)) return 0;
-        b.elem = acc.elem;
-        acc = b;
-    }
-    *t = acc;
-    if (is_any(n, cmp)) t->elem = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-    if (oq_node_is(n, "Where")) t->elem = n->n_input == 3 ? type_of(f, n->input[1]).elem : 0;
-    return t->rank >= 0;
-}
-
-static int matmul(inferer *f, const Onnx__NodeProto *n, tinfo *t)
-{
-    tinfo a = type_of(f, n->input[0]), b = type_of(f, n->input[1]);
-    if (a.rank < 2 || b.rank < 2) return 0;
-    tinfo ab = a, bb = b, out;
-    ab.rank = a.rank - 2;
-    bb.rank = b.rank - 2;
-    if (!broadcast(&ab, &bb, &out)) return 0;
-    out.d[out.rank++] = a.d[a.rank - 2];
-    out.d[out.rank++] = b.d[b.rank - 1];
-    out.elem = a.elem;
-    *t = out;
-    return 1;
-}
-
-static int transpose(inferer *f, const Onnx__NodeProto *n, tinfo *t)
-{
-    tinfo a = type_of(f, n->input[0]);
-    size_t k;
-    const int64_t *perm = oq_node_attr_ints(n, "perm", &k);
-    if (a.rank < 0 || (perm && (int)k != a.rank)) return 0;
-    *t = a;
-    for (int j = 0; j < a.rank; j++) {
-        int64_t p = perm ? perm[j] : a.rank - 1 - j;
-        if (p < 0 || p >= a.rank) return 0;
-        t->d[j] = a.d[p];
-    }
-    return 1;
-}
-
-static int reshape(inferer *f, const Onnx__NodeProto *n, tinfo *t)
-{
-    tinfo a = type_of(f, n->input[0]);
-    oq_symdim tgt[R];
-    int k = n->n_input == 2 ? oq_sym_vec(f->sc, n->input[1], tgt, R) : -1;
-    if (k < 0) return 0;
-    t->elem = a.elem;
-    t->rank = a.rank >= 0 ? oq_sym_reshape(a.d, a.rank, tgt, k, (int)oq_node_attr_int(n, "allowzero", 0), t->d) : -1;
-    if (t->rank < 0) { /* the rank is still known: sizes that are plain numbers stay */
-        t->rank = k;
-        for (int j = 0; j < k; j++) t->d[j] = tgt[j].n == 0 && tgt[j].coef > 0 ? tgt[j] : unknown();
-    }
-    return 1;
-}
-
-static int unsqueeze(inferer *f, const Onnx__NodeProto *n, tinfo *t)
-{
-    tinfo a = type_of(f, n->input[0]);
-    int64_t ax[R];
-    size_t k;
-    if (a.rank < 0 || n->n_input != 2 || !oq_gview_const_ints(f->v, n->input[1], ax, R, &k) || a.rank + (int)k > R)
-        return 0;
-    int r = a.rank + (int)k, unit[R] = {0};
-    for (size_t i = 0; i < k; i++) {
-        int64_t j = ax[i] < 0 ? ax[i] + r : ax[i];
-        if (j < 0 || j >= r || unit[j]) return 0;
-        unit[j] = 1;
-    }
-    *t = a;
-    t->rank = r;
-    for (int j = 0, s = 0; j < r; j++) t->d[j] = unit[j] ? oq_symdim_const(1) : a.d[s++];
-    return 1;
-}
-
-static int squeeze(inferer *f, const Onnx__NodeProto *n, tinfo *t)
-{
-    tinfo a = type_of(f, n->input[0]);
-    int64_t ax[R];
-    size_t k = 0;
-    if (a.rank < 0 || (n->n_input == 2 && !oq_gview_const_ints(f->v, n->input[1], ax, R, &k)) || (n->n_input < 2 && a.rank))
-        return 0;
-    int drop[R] = {0};
-    for (size_t i = 0; i < k; i++) {
-        int64_t j = ax[i] < 0 ? ax[i] + a.rank : ax[i];
-        if (j < 0 || j >= a.rank) return 0;
-        drop[j] = 1;
-    }
-    *t = a;
-    t->rank = 0;
-    for (int j = 0; j < a.rank; j++)
-        if (!drop[j]) t->d[t->rank++] = a.d[j];
-    return 1;
-}
-
-static int attention(inferer *f, const Onnx__NodeProto *n, tinfo *t)
-{
-    tinfo q = type_of(f, n->input[0]), v = type_of(f, n->input[2]);
-    if (q.rank != 4 || v.rank != 4) return 0;
-    *t = q;
-    t->d[3] = v.d[3];
-    return 1;
-}
-
-/* The output type of node n's first output, 1 when known. */
-static int infer_node(inferer *f, const Onnx__NodeProto *n, tinfo *t)
-{
-    static const char *const same[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "And", "Or", "Xor", "Not", "Equal",
-                                       "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Min", "Max", "Relu", "Exp",
-                                       "Log", "Sqrt", "Reciprocal", "Neg", "Abs", "Tanh", "Sigmoid", "Erf", "Elu", "Gelu",
-                                       "IsNaN", "IsInf", "Identity", "Softmax", "LogSoftmax", "LayerNormalization",
-                                       "Dropout", "Trilu", NULL};
-    memset(t, 0, sizeof *t);
-    t->rank = -1;
-    if (!n->n_input || !*n->input[0]) return 0;
-    if (oq_node_is(n, "LayerNormalization") || oq_node_is(n, "Softmax") || oq_node_is(n, "Trilu") ||
-        oq_node_is(n, "Dropout")) {
-        *t = type_of(f, n->input[0]);
-        return t->rank >= 0;
-    }
-    if (is_any(n, same)) return elementwise(f, n, t);
-    if (oq_node_is(n, "Cast")) {
-        *t = type_of(f, n->input[0]);
-        t->elem = (int32_t)oq_node_attr_int(n, "to", 0);
-        return t->rank >= 0;
-    }
-    if (oq_node_is(n, "MatMul") && n->n_input == 2) return matmul(f, n, t);
-    if (oq_node_is(n, "Transpose")) return transpose(f, n, t);
-    if (oq_node_is(n, "Reshape")) return reshape(f, n, t);
-    if (oq_node_is(n, "Unsqueeze")) return unsqueeze(f, n, t);
-    if (oq_node_is(n, "Squeeze")) return squeeze(f, n, t);
-    if (oq_node_is(n, "Attention") && n->n_input >= 3) return attention(f, n, t);
-    return 0;
-}
-
-static void remember(inferer *f, const char *name, const tinfo *t)
-{
-    char *copy = strdup(name);
-    struct inferred *k = copy ? OQ_PUSH(f->known, f->n) : NULL;
-    if (!k) {
-        free(copy);
-        f->m->oom = 1;
-        return;
-    }
-    k->name = copy;
-    k->t = *t;
-}
-
 size_t cv_infer_types(cv_model *m)
 {
-    inferer f = {m, cv_view(m), cv_sym(m), NULL, 0};
-    if (!f.v) return 0;
-    for (size_t i = 0; i < m->nodes.n; i++) {
-        const Onnx__NodeProto *n = m->nodes.v[i];
-        tinfo t;
-        if (!n->n_output || !*n->output[0] || oq_gview_value_info(f.v, n->output[0])) continue;
-        if (infer_node(&f, n, &t) && t.elem && t.rank >= 0 && t.rank <= R) remember(&f, n->output[0], &t);
+    oq_symctx *sc = cv_sym(m);
+    if (!sc || oq_sym_infer(sc, NULL)) {
+        m->oom = 1;
+        return 0;
     }
-    /* dims first (the names live in the view's symbols), then the writes (each rebuilds the view) */
-    cv_dim (*dims)[R] = calloc(f.n ? f.n : 1, sizeof *dims);
-    if (!dims) m->oom = 1;
-    for (size_t i = 0; dims && i < f.n; i++)
-        for (int j = 0; j < f.known[i].t.rank; j++) {
-            oq_symdim s = f.known[i].t.d[j];
-            const char *p = oq_symdim_name(f.sc, s);
+    size_t n;
+    const oq_sym_typed *t = oq_sym_inferred(sc, &n);
+    /* copied first: each write rebuilds the view and its symbols (the names live there) */
+    oq_sym_typed *k = n ? malloc(n * sizeof *k) : NULL;
+    cv_dim (*dims)[OQ_SYM_MAX_RANK] = n ? calloc(n, sizeof *dims) : NULL;
+    if (n && (!k || !dims)) m->oom = 1;
+    for (size_t i = 0; k && dims && i < n; i++) {
+        k[i] = t[i];
+        for (int j = 0; j < t[i].rank; j++) {
+            const char *p = oq_symdim_name(sc, t[i].d[j]);
             dims[i][j].param = p ? strdup(p) : NULL;
             if (p && !dims[i][j].param) m->oom = 1;
-            dims[i][j].value = !p && s.n == 0 && s.coef >= 0 ? s.coef : -1;
+            dims[i][j].value = !p && oq_symdim_known(t[i].d[j]) ? t[i].d[j].coef : -1;
         }
-    for (size_t i = 0; dims && !m->oom && i < f.n; i++) cv_set_type(m, f.known[i].name, f.known[i].t.elem, f.known[i].t.rank, dims[i]);
-    for (size_t i = 0; dims && i < f.n; i++)
-        for (int j = 0; j < f.known[i].t.rank; j++) free((char *)dims[i][j].param);
+    }
+    for (size_t i = 0; k && dims && !m->oom && i < n; i++) cv_set_type(m, k[i].name, k[i].elem, k[i].rank, dims[i]);
+    for (size_t i = 0; k && dims && i < n; i++)
+        for (int j = 0; j < k[i].rank; j++) free((char *)dims[i][j].param);
     free(dims);
-    size_t n = f.n;
-    for (size_t i = 0; i < f.n; i++) free(f.known[i].name);
-    free(f.known);
-    return n;
+    free(k);
+    return m->oom ? 0 : n;
 }

@@ -22,7 +22,7 @@ static int64_t through_transpose(walk *w, const Onnx__NodeProto *p, const char *
 {
     size_t n;
     const int64_t *perm = oq_node_attr_ints(p, "perm", &n);
-    int rank = perm ? (int)n : oq_gview_rank(w->v, value);
+    int rank = perm ? (int)n : oq_sym_rank(w->sc, value);
     if (axis >= rank) return 0;
     int64_t from = perm ? perm[axis] : rank - 1 - axis;
     return from >= 0 && from < rank ? axis_size(w, p->input[0], (int)from, depth + 1) : 0;
@@ -59,10 +59,10 @@ static int64_t through_reshape(walk *w, const Onnx__NodeProto *p, int axis, int 
 /* Elementwise: the largest size among the inputs of the value's rank (a broadcast one has 1). */
 static int64_t through_elementwise(walk *w, const Onnx__NodeProto *p, const char *value, int axis, int depth)
 {
-    int rank = oq_gview_rank(w->v, value);
+    int rank = oq_sym_rank(w->sc, value);
     int64_t best = 0;
     for (size_t i = 0; rank > axis && i < p->n_input; i++) {
-        if (oq_gview_rank(w->v, p->input[i]) != rank) continue;
+        if (oq_sym_rank(w->sc, p->input[i]) != rank) continue;
         int64_t s = axis_size(w, p->input[i], axis, depth + 1);
         if (s > best) best = s;
     }
@@ -72,7 +72,7 @@ static int64_t through_elementwise(walk *w, const Onnx__NodeProto *p, const char
 /* MatMul: its last axis is its second operand's (a projection's width: the weight's). */
 static int64_t through_matmul(walk *w, const Onnx__NodeProto *p, const char *value, int axis, int depth)
 {
-    int rank = oq_gview_rank(w->v, value), r1 = p->n_input == 2 ? oq_gview_rank(w->v, p->input[1]) : -1;
+    int rank = oq_sym_rank(w->sc, value), r1 = p->n_input == 2 ? oq_sym_rank(w->sc, p->input[1]) : -1;
     return rank >= 2 && axis == rank - 1 && r1 >= 2 ? axis_size(w, p->input[1], r1 - 1, depth + 1) : 0;
 }
 
@@ -107,7 +107,7 @@ oq_heads oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__Nod
 {
     oq_heads h = {0};
     const char *q = n->n_input ? n->input[0] : NULL;
-    int rank = q ? oq_gview_rank(v, q) : -1;
+    int rank = q ? oq_sym_rank(sc, q) : -1;
     if (!ms && rank == 4) return (oq_heads){size_of(v, sc, q, 1), size_of(v, sc, q, 3), 0};
     int64_t a = oq_node_attr_int(n, ms ? "num_heads" : "q_num_heads", 0);
     h.heads = a > 0 ? a : 0;
@@ -149,11 +149,11 @@ static int64_t folded_heads(const oq_gview *v, oq_symctx *sc, const char *q, con
 {
     const Onnx__NodeProto *p = oq_gview_producer(v, q, NULL);
     int64_t h = 0;
-    if (oq_node_is(p, "Reshape") && p->n_input && oq_gview_rank(v, p->input[0]) == 4) h = size_of(v, sc, p->input[0], 1);
+    if (oq_node_is(p, "Reshape") && p->n_input && oq_sym_rank(sc, p->input[0]) == 4) h = size_of(v, sc, p->input[0], 1);
     const char *o = out->n_output ? out->output[0] : NULL;
     for (size_t i = 0; !h && o && i < oq_gview_consumer_count(v, o); i++) {
         const Onnx__NodeProto *r = oq_gview_graph(v)->node[oq_gview_consumer(v, o, i)];
-        if (oq_node_is(r, "Reshape") && r->n_output && oq_gview_rank(v, r->output[0]) == 4)
+        if (oq_node_is(r, "Reshape") && r->n_output && oq_sym_rank(sc, r->output[0]) == 4)
             h = size_of(v, sc, r->output[0], 1);
     }
     return h;
@@ -190,7 +190,7 @@ oq_heads oq_attention_heads_chain(const oq_gview *v, oq_symctx *sc, const oq_sdp
     const Onnx__GraphProto *g = oq_gview_graph(v);
     const Onnx__NodeProto *mm = g->node[m->score_mm];
     const char *q = mm->n_input ? mm->input[0] : NULL;
-    int rank = q ? oq_gview_rank(v, q) : -1;
+    int rank = q ? oq_sym_rank(sc, q) : -1;
     if (rank == 3) return folded_chain(v, sc, m, q);
     if (rank == 4) return (oq_heads){size_of(v, sc, q, 1), size_of(v, sc, q, 3), 0};
     if (rank != 5) return (oq_heads){0, 0, 0};

@@ -84,15 +84,20 @@ typedef struct oq_index_casts {
 } oq_index_casts;
 
 /* The tables an input indexes, one per chain of Casts it reaches them through (none: the input
- * as it is). A route through a cast the check cannot follow (CastLike, a Cast to or from a type
- * without a value rule, more than OQ_INDEX_CASTS_MAX Casts) is left out, and so is a chain past
- * the OQ_INDEX_ROUTES_MAX-th: ORT checks those indices itself (inspect says so, constidx.c). */
-#define OQ_INDEX_ROUTES_MAX 8
+ * as it is), as many chains as the model has (grown as the walk meets them: a fixed count left
+ * the ones past it to ORT while inspect named them checked). A route through a cast the check
+ * cannot follow (CastLike, a Cast to or from a type without a value rule, more than
+ * OQ_INDEX_CASTS_MAX Casts) is left out: ORT checks those indices itself (inspect says so,
+ * constidx.c). */
 typedef struct oq_index_routes {
-    int n;
-    oq_index_casts casts[OQ_INDEX_ROUTES_MAX];
-    oq_index_table table[OQ_INDEX_ROUTES_MAX];
+    int n;                  /* -1: the end of an array of them (oq_model_input_uses_*) */
+    int cap;
+    oq_index_casts *casts;  /* n of each, malloc'ed */
+    oq_index_table *table;
 } oq_index_routes;
+
+/* Free an array of routes that oq_model_input_uses_* made (up to its end entry), and the array. */
+void oq_index_routes_free(oq_index_routes *tables);
 
 /* What the check found in an element of an input: a bound it breaks as its route's Casts make it,
  * or a Cast that has no value for it. */
@@ -123,7 +128,7 @@ int64_t oq_index_outside(const oq_index_table *tb, const oq_tensor *t, const oq_
 
 /* The uses of each of mi's inputs in the model `buf` .. buf+n (mi: its inspection; `label`: its
  * name in messages), into *uses (mi->n_inputs entries, malloc'ed), and with `tables` (may be
- * NULL) the tables each indexes into *tables (as many, malloc'ed). The model's constant indices
+ * NULL) the tables each indexes into *tables (as many, and an end entry: oq_index_routes_free). The model's constant indices
  * are held to their bounds first (constidx-impl.h), and with `unchecked` (may be NULL) the notes
  * of the indices nothing checks before a run go to *unchecked (oq_const_indices_check). Errors:
  * OQ_ERR_FORMAT (no model, a constant index outside its bound), OQ_ERR_NOMEM. */

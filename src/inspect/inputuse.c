@@ -24,6 +24,7 @@ typedef struct walk {
     oq_index_routes routes; /* the bounds of the tables the input indexes, per chain of Casts */
     oq_index_casts casts;   /* the Casts on the route walked now */
     int opaque;             /* the route walked now passed a cast the check does not follow */
+    int oom;                /* a route could not be kept: out of memory */
     int reach_budget; /* the visits left to `reaches` and `sum` (below) */
     int flow_budget;  /* and to `flows` */
 } walk;
@@ -188,16 +189,37 @@ char *oq_index_casts_str(const oq_index_casts *c, int upto, char *buf, size_t n)
     return buf;
 }
 
-/* The route of r for the Casts `c`, a new one where none has them yet; NULL: r is full. */
+/* The route of r for the Casts `c`, a new one where none has them yet; NULL: out of memory. */
 static oq_index_table *route_table(oq_index_routes *r, const oq_index_casts *c)
 {
     for (int k = 0; k < r->n; k++)
         if (r->casts[k].n == c->n && !memcmp(r->casts[k].to, c->to, sizeof c->to) &&
             !memcmp(r->casts[k].node, c->node, sizeof c->node))
             return &r->table[k];
-    if (r->n == OQ_INDEX_ROUTES_MAX) return NULL;
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 4;
+        oq_index_casts *casts = realloc(r->casts, (size_t)cap * sizeof *casts);
+        if (casts) r->casts = casts;
+        oq_index_table *table = casts ? realloc(r->table, (size_t)cap * sizeof *table) : NULL;
+        if (!table) return NULL;
+        r->table = table;
+        r->cap = cap;
+    }
     r->casts[r->n] = *c;
+    memset(&r->table[r->n], 0, sizeof r->table[r->n]);
     return &r->table[r->n++];
+}
+
+static void routes_clear(oq_index_routes *r)
+{
+    free(r->casts);
+    free(r->table);
+}
+
+void oq_index_routes_free(oq_index_routes *tables)
+{
+    for (oq_index_routes *r = tables; r && r->n >= 0; r++) routes_clear(r);
+    free(tables);
 }
 
 /* The bounds Gather `n` puts on the input, on the route walked now (one the check follows). */
@@ -205,8 +227,12 @@ static void bound_route(walk *w, const Onnx__NodeProto *n, int as_is)
 {
     oq_index_table tb = {0};
     oq_gather_bounds(w->v, n, as_is, &tb);
-    oq_index_table *into = !w->opaque && bounded(&tb) ? route_table(&w->routes, &w->casts) : NULL;
-    if (!into) return;
+    if (w->opaque || !bounded(&tb)) return;
+    oq_index_table *into = route_table(&w->routes, &w->casts);
+    if (!into) {
+        w->oom = 1;
+        return;
+    }
     if (tb.all.size) tighten(&into->all, n, tb.all.axis, tb.all.size);
     for (size_t j = 0; j < OQ_INDEX_TUPLE_MAX; j++)
         if (tb.tuple[j].size) tighten(&into->tuple[j], n, tb.tuple[j].axis, tb.tuple[j].size);
@@ -370,22 +396,25 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, con
         return st;
     }
     unsigned *u = calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *u);
-    oq_index_routes *tb = tables ? calloc(mi->n_inputs ? mi->n_inputs : 1, sizeof *tb) : NULL;
+    oq_index_routes *tb = tables ? calloc(mi->n_inputs + 1, sizeof *tb) : NULL;
+    if (tb) tb[mi->n_inputs].n = -1; /* the end: oq_index_routes_free */
     walk *w = malloc(sizeof *w); /* (its tables are some kilobytes) */
-    for (size_t i = 0; u && w && (tb || !tables) && i < mi->n_inputs; i++) {
+    int lost = !w;
+    for (size_t i = 0; u && w && !lost && (tb || !tables) && i < mi->n_inputs; i++) {
         int32_t type = mi->inputs[i].elem_type;
         *w = (walk){.v = v, .g = m->graph, .reach_budget = WALK_BUDGET, .flow_budget = WALK_BUDGET,
                     .opaque = !oq_idcast_modelled(type)};
         walk_from(w, mi->inputs[i].name, (route){1, type, 1, 0, 1, 0, 0});
         u[i] = w->uses;
+        lost = w->oom;
         if (tb) tb[i] = w->routes;
+        else routes_clear(&w->routes);
     }
     oq_gview_free(v);
-    int lost = !w;
     free(w);
     if (!u || lost || (tables && !tb)) {
         free(u);
-        free(tb);
+        oq_index_routes_free(tb);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     *uses = u;

@@ -320,10 +320,11 @@ static char *onnx_attention_inputs(ctx *c, const Onnx__NodeProto *n)
 /* The fusability verdict that follows the chain in the detail text. */
 static char *decomposed_detail(ctx *c, const oq_sdpa_match *m)
 {
+    char text[96];
     switch (m->verdict) {
     case OQ_SDPA_FUSABLE:
         return dupf(c, "%s; fusable: scale %.6g, %s%s%s", m->chain, m->scale,
-                    oq_sdpa_mask_text(m),
+                    oq_sdpa_mask_text(m, text, sizeof text),
                     m->guard ? ", IsNaN guard" : "", m->kform == OQ_SDPA_KT_RESHAPE ? ", K^T by reshapes" : "");
     case OQ_SDPA_NOT_ATTENTION:
         return dupf(c, "%s; not attention: %s", m->chain, m->why);
@@ -440,7 +441,10 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
     int64_t opset = 0;
     for (size_t i = 0; i < m->n_opset_import; i++)
         if (is_default_domain(m->opset_import[i]->domain)) opset = m->opset_import[i]->version;
-    if (oq_gview_create(m->graph, opset, &c.view, NULL) || oq_symctx_create(c.view, &c.sym, NULL)) c.oom = 1;
+    /* the shapes convert infers before it fuses, so that both say the same of a chain */
+    if (oq_gview_create(m->graph, opset, &c.view, NULL) || oq_symctx_create(c.view, &c.sym, NULL) ||
+        oq_sym_infer(c.sym, NULL))
+        c.oom = 1;
     const Onnx__GraphProto *g = m->graph;
     mi->ir_version = m->ir_version;
     mi->producer_name = dup0(&c, m->producer_name);

@@ -6,7 +6,7 @@
  *     MatMul through Mul/Div/Add/Sub/Where/Cast only, and its output reaches a
  *     second MatMul, as that MatMul's first input, through Cast/Where/Mul only;
  *  2. the function: it is attention exactly when
- *       softmax(scale * Q K^T  [+ additive terms] [masked by one Where])  @ V
+ *       softmax(scale * Q K^T  [+ additive terms] [masked by one or two Wheres])  @ V
  *     over the key axis, with Q, K, V of rank 4 ([B, H, L, D]), every scale a
  *     constant scalar, K^T a transpose of K's last two axes (a Transpose with
  *     perm [0,1,3,2]; a Transpose [0,2,3,1] of the [B, L, H, D] projection; or
@@ -52,6 +52,17 @@ typedef enum oq_sdpa_mask {
 
 /* Additive terms on the scores a fused mask sums (a bias, a mask, ...). */
 #define OQ_SDPA_TERMS_MAX 4
+/* Where masks on the scores (PyTorch's key padding and causal mask, each a masked_fill): their
+ * keep-masks are one mask, the logical AND, since each fill excludes its keys. */
+#define OQ_SDPA_WHERES_MAX 2
+
+/* One Where mask: Where(cond, scores, fill) (KEEP) or Where(cond, fill, scores) (DROP). */
+typedef struct oq_sdpa_where {
+    oq_sdpa_mask kind;
+    const char *cond;
+    const char *fill_value; /* the tensor of the fill (a combined float mask reuses it) */
+    double fill;            /* its value, times any factor applied after it */
+} oq_sdpa_where;
 
 typedef struct oq_sdpa_match {
     oq_sdpa_verdict verdict;
@@ -62,12 +73,12 @@ typedef struct oq_sdpa_match {
     const char *q, *k, *v;
     oq_sdpa_kform kform;
     double scale;          /* every constant factor on the scores, multiplied */
-    oq_sdpa_mask mask;
-    const char *mask_value;
-    double fill;           /* the Where's fill value */
-    const char *fill_value; /* ... and the tensor that holds it (a combined mask reuses it) */
+    oq_sdpa_mask mask;     /* ADD: additive terms alone; KEEP/DROP: wheres[0]'s kind */
+    const char *mask_value; /* the first term (ADD) or wheres[0].cond */
+    oq_sdpa_where wheres[OQ_SDPA_WHERES_MAX]; /* the Where masks, outermost first */
+    int n_wheres;
     /* every additive term on the scores, outermost first: one (mask ADD: mask_value) or more
-     * (summed into attn_mask), beside a Where mask or alone */
+     * (summed into attn_mask), beside Where masks or alone */
     const char *terms[OQ_SDPA_TERMS_MAX];
     int n_terms;
     int guard;             /* the IsNaN guard is present */
@@ -81,10 +92,12 @@ typedef struct oq_sdpa_match {
  * else 1 with m->verdict set. `sc` evaluates the shape computations. */
 int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_sdpa_match *m);
 
-/* What the match's mask is, in words ("additive mask", "Where mask and 1 additive term", ...). */
-const char *oq_sdpa_mask_text(const oq_sdpa_match *m);
+/* What the match's mask is, in words ("additive mask", "2 Where masks and 1 additive term", ...),
+ * into buf; returns buf. */
+const char *oq_sdpa_mask_text(const oq_sdpa_match *m, char *buf, size_t n);
 
-/* More than one term (Where or additive): attn_mask combines them, a float mask. */
+/* Additive terms beside a Where, or more than one: attn_mask combines them, a float mask (Where
+ * masks alone are one bool mask, their AND). */
 int oq_sdpa_mask_combined(const oq_sdpa_match *m);
 
 /* The fill value a Where mask must have to exclude a key: -inf, or a finite

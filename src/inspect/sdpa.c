@@ -193,7 +193,7 @@ static int key_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const ch
         return refuse(m, OQ_SDPA_UNSUPPORTED, "the key operand '%s' is not a transpose of K's last two axes", kt);
     }
     if (!unscale(v, &k, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a key scale that is not a positive constant");
-    if (oq_gview_rank(v, k) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "K '%s' is not known to be rank 4", k);
+    if (oq_sym_rank(sc, k) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "K '%s' is not known to be rank 4", k);
     m->k = k;
     return 0;
 }
@@ -268,7 +268,7 @@ static int refuse_score_op(const oq_gview *v, oq_sdpa_match *m, const Onnx__Node
                       "(Attention's scale is one number)", op_name(p), node_name(p), other,
                       shape_text(t, dims, sizeof dims));
     return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the score product and the softmax: only positive "
-                  "constant scalar scales, additive terms (Add) and one Where mask are fused there", op_name(p),
+                  "constant scalar scales, additive terms (Add) and up to two Where masks are fused there", op_name(p),
                   node_name(p));
 }
 
@@ -312,37 +312,59 @@ static int broadcasts_to_scores(oq_symctx *sc, oq_sdpa_match *m, const Onnx__Nod
                   x, sym_text(sc, d, r, dt, sizeof dt), sym_text(sc, s, rs, st, sizeof st));
 }
 
-/* One more mask term at node p: an additive one (Add) or the Where. A factor met since the last
+/* One more Where mask at node p (`path`: the input the scores come in by). Two are one mask, the
+ * AND of their keep-masks, since each fill excludes the keys it masks; a third is not taken. */
+static int add_where(const oq_gview *v, oq_sdpa_match *m, const Onnx__NodeProto *p, int path)
+{
+    if (m->n_wheres == OQ_SDPA_WHERES_MAX)
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "at most %d Where masks are fused: Where '%s' masks the scores before "
+                      "the masks '%s' and '%s' (three Where masks: not done)", OQ_SDPA_WHERES_MAX, node_name(p),
+                      m->wheres[1].cond, m->wheres[0].cond);
+    oq_sdpa_where *w = &m->wheres[m->n_wheres++];
+    w->kind = path == 1 ? OQ_SDPA_MASK_KEEP : OQ_SDPA_MASK_DROP;
+    w->cond = p->input[0];
+    w->fill_value = p->input[path == 1 ? 2 : 1];
+    if (m->n_wheres == 1) {
+        m->mask = w->kind;
+        m->mask_value = w->cond;
+    }
+    if (!oq_gview_const_scalar(v, w->fill_value, &w->fill))
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
+    return 0;
+}
+
+/* One more mask term at node p: an additive one (Add) or a Where. A factor met since the last
  * term would scale that term too (`(s + a) * c + b`), which `scale` cannot say. */
 static int add_term(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const Onnx__NodeProto *p, int path,
                     const Onnx__NodeProto *scaled)
 {
     const char *other = oq_node_is(p, "Add") ? p->input[1 - path] : p->input[0];
-    int where = m->mask == OQ_SDPA_MASK_KEEP || m->mask == OQ_SDPA_MASK_DROP;
-    if (scaled && (m->n_terms || where))
+    if (scaled && (m->n_terms || m->n_wheres))
         return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' scales the scores between two mask terms ('%s' and '%s'): "
                       "the outer term would not be scaled, the inner one would", op_name(scaled), node_name(scaled),
-                      where ? m->mask_value : m->terms[m->n_terms - 1], other);
+                      m->n_wheres ? m->mask_value : m->terms[m->n_terms - 1], other);
     if (broadcasts_to_scores(sc, m, p, other, oq_gview_graph(v)->node[m->score_mm]->output[0])) return 1;
-    if (oq_node_is(p, "Add")) {
-        if (m->n_terms == OQ_SDPA_TERMS_MAX)
-            return refuse(m, OQ_SDPA_UNSUPPORTED, "more than %d additive terms on the scores", OQ_SDPA_TERMS_MAX);
-        m->terms[m->n_terms++] = other;
-        if (m->mask == OQ_SDPA_MASK_NONE) {
-            m->mask = OQ_SDPA_MASK_ADD;
-            m->mask_value = other;
-        }
-        return 0;
+    if (!oq_node_is(p, "Add")) return add_where(v, m, p, path);
+    if (m->n_terms == OQ_SDPA_TERMS_MAX)
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "more than %d additive terms on the scores", OQ_SDPA_TERMS_MAX);
+    m->terms[m->n_terms++] = other;
+    if (m->mask == OQ_SDPA_MASK_NONE) {
+        m->mask = OQ_SDPA_MASK_ADD;
+        m->mask_value = other;
     }
-    if (where)
-        return refuse(m, OQ_SDPA_UNSUPPORTED, "at most one Where mask is fused: Where '%s' masks the scores before "
-                      "the mask '%s' (two Where masks: not done)", node_name(p), m->mask_value);
-    const char *fill = p->input[path == 1 ? 2 : 1];
-    m->mask = path == 1 ? OQ_SDPA_MASK_KEEP : OQ_SDPA_MASK_DROP;
-    m->mask_value = other;
-    m->fill_value = fill;
-    if (!oq_gview_const_scalar(v, fill, &m->fill))
-        return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
+    return 0;
+}
+
+/* Each Where's fill, scaled by the factors after it (`after`), must still exclude its keys. */
+static int fills_exclude(oq_sdpa_match *m, double after)
+{
+    for (int i = 0; i < m->n_wheres; i++) {
+        m->wheres[i].fill *= after;
+        if (!(m->wheres[i].fill <= OQ_SDPA_FILL_MAX))
+            return refuse(m, OQ_SDPA_UNSUPPORTED, "masked scores are filled with %g%s%s%s, which does not exclude a key",
+                          m->wheres[i].fill, m->n_wheres > 1 ? " (the mask '" : "",
+                          m->n_wheres > 1 ? m->wheres[i].cond : "", m->n_wheres > 1 ? "')" : "");
+    }
     return 0;
 }
 
@@ -391,28 +413,26 @@ static int score_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const 
     } else if (after_mask != 1.0) {
         if (m->n_terms)
             return refuse(m, OQ_SDPA_UNSUPPORTED, "the scores are scaled after the additive mask is added");
-        m->scale *= after_mask; /* Where masks: the fill scales along, checked below */
-        m->fill *= after_mask;
+        m->scale *= after_mask; /* Where masks: the fills scale along, checked below */
     }
-    if ((m->mask == OQ_SDPA_MASK_KEEP || m->mask == OQ_SDPA_MASK_DROP) && !(m->fill <= OQ_SDPA_FILL_MAX))
-        return refuse(m, OQ_SDPA_UNSUPPORTED, "masked scores are filled with %g, which does not exclude a key", m->fill);
-    return 0;
+    return fills_exclude(m, after_mask);
 }
 
 int oq_sdpa_mask_combined(const oq_sdpa_match *m)
 {
-    return m->n_terms > 1 || (m->n_terms && m->mask != OQ_SDPA_MASK_ADD);
+    return m->n_terms > 1 || (m->n_terms && m->n_wheres);
 }
 
-const char *oq_sdpa_mask_text(const oq_sdpa_match *m)
+const char *oq_sdpa_mask_text(const oq_sdpa_match *m, char *buf, size_t n)
 {
-    static const char *const where_and[] = {"Where mask", "Where mask and 1 additive term",
-                                            "Where mask and 2 additive terms", "Where mask and 3 additive terms",
-                                            "Where mask and 4 additive terms"};
-    static const char *const adds[] = {"no mask", "additive mask", "additive mask of 2 terms",
-                                       "additive mask of 3 terms", "additive mask of 4 terms"};
-    int n = m->n_terms < 0 ? 0 : m->n_terms > OQ_SDPA_TERMS_MAX ? OQ_SDPA_TERMS_MAX : m->n_terms;
-    return m->mask == OQ_SDPA_MASK_KEEP || m->mask == OQ_SDPA_MASK_DROP ? where_and[n] : adds[n];
+    const char *wheres[] = {"", "Where mask", "2 Where masks"}, *s = m->n_terms == 1 ? "" : "s";
+    int w = m->n_wheres < 0 ? 0 : m->n_wheres > OQ_SDPA_WHERES_MAX ? OQ_SDPA_WHERES_MAX : m->n_wheres;
+    if (!w && !m->n_terms) snprintf(buf, n, "no mask");
+    else if (!w && m->n_terms == 1) snprintf(buf, n, "additive mask");
+    else if (!w) snprintf(buf, n, "additive mask of %d terms", m->n_terms);
+    else if (!m->n_terms) snprintf(buf, n, "%s", wheres[w]);
+    else snprintf(buf, n, "%s and %d additive term%s", wheres[w], m->n_terms, s);
+    return buf;
 }
 
 /* Between the softmax and the value product: nothing, or the IsNaN guard. */
@@ -469,8 +489,8 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     m->scale = 1.0;
     const Onnx__NodeProto *mm = oq_gview_graph(v)->node[m->score_mm];
     if (mm->n_input != 2) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score MatMul has %zu inputs, not 2", mm->n_input);
-    int rank = oq_gview_rank(v, mm->output[0]);
-    if (rank < 0) rank = oq_gview_rank(v, mm->input[0]);
+    int rank = oq_sym_rank(sc, mm->output[0]);
+    if (rank < 0) rank = oq_sym_rank(sc, mm->input[0]);
     int64_t axis = oq_node_attr_int(s, "axis", oq_gview_opset(v) >= 13 ? -1 : 1);
     if (rank < 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "the rank of the scores is unknown");
     if (axis < 0) axis += rank;
@@ -488,11 +508,11 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     if (rank == 3) return fold_end(v, sc, m, s, mm, out);
     const char *q = mm->input[0];
     if (!unscale(v, &q, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a query scale that is not a positive constant");
-    if (oq_gview_rank(v, q) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "Q '%s' is not known to be rank 4", q);
+    if (oq_sym_rank(sc, q) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "Q '%s' is not known to be rank 4", q);
     m->q = q;
     if (key_side(v, sc, m, mm->input[1])) return 1;
     if (value_end(v, m, s, out)) return 1;
-    if (out->n_input != 2 || oq_gview_rank(v, out->input[1]) != 4)
+    if (out->n_input != 2 || oq_sym_rank(sc, out->input[1]) != 4)
         return refuse(m, OQ_SDPA_UNSUPPORTED, "V '%s' is not known to be rank 4", out->n_input > 1 ? out->input[1] : "?");
     m->v = out->input[1];
     m->verdict = OQ_SDPA_FUSABLE;

@@ -46,9 +46,34 @@ const char *oq_symdim_name(const oq_symctx *c, oq_symdim d);
 /* "4*batch", "seq", "7", "?" into buf; returns buf. */
 char *oq_symdim_str(const oq_symctx *c, oq_symdim d, char *buf, size_t n);
 
-/* The symbolic shape of `value` (declared dims, else opaque symbols when only
- * the rank is known). Returns the rank (<= cap), or -1 when unknown. */
+/* The view c evaluates over. */
+const oq_gview *oq_sym_view(const oq_symctx *c);
+
+/* A tensor the model leaves undeclared, typed by oq_sym_infer. */
+typedef struct oq_sym_typed {
+    const char *name; /* a node's first output (the graph's string) */
+    int32_t elem;     /* onnx data type */
+    int rank;
+    oq_symdim d[OQ_SYM_MAX_RANK]; /* a size, one named dim, or unknown (a dim of its own) */
+} oq_sym_typed;
+
+/* Infer the element type and shape of every node output without value_info, forward through the
+ * ops exporters use around attention (typeinfer.c: elementwise with broadcasting, MatMul,
+ * Transpose, Reshape, Unsqueeze, Squeeze, Cast, Softmax, ...), where both are known; from then on
+ * oq_sym_shape and oq_sym_rank read them as a value_info declaring them would be read. The one
+ * shape reasoning of inspect (which reads them so) and convert (which declares them before its
+ * passes). Errors: OQ_ERR_NOMEM. */
+oq_status oq_sym_infer(oq_symctx *c, oq_err *err);
+/* The tensors oq_sym_infer typed, in node order (*n of them). */
+const oq_sym_typed *oq_sym_inferred(const oq_symctx *c, size_t *n);
+/* (oq_sym_infer's) c takes the n typed tensors and their index by producing node, both malloc'ed. */
+void oq_sym_adopt(oq_symctx *c, oq_sym_typed *typed, size_t n, size_t *slot);
+
+/* The symbolic shape of `value` (declared dims, else inferred, else opaque symbols
+ * when only the rank is known). Returns the rank (<= cap), or -1 when unknown. */
 int oq_sym_shape(oq_symctx *c, const char *value, oq_symdim *dims, int cap);
+/* The rank of `value`: inferred, else oq_gview_rank's. */
+int oq_sym_rank(oq_symctx *c, const char *value);
 /* Evaluate a 1-D (or scalar) int64 shape tensor: returns the element count and
  * fills `out`, or -1 when some element cannot be expressed. */
 int oq_sym_vec(oq_symctx *c, const char *value, oq_symdim *out, int cap);

@@ -12,6 +12,9 @@ struct oq_symctx {
     int budget; /* evaluation steps left for one oq_sym_vec: shared subgraphs could be exponential */
     char **names; /* symbol id -> name */
     size_t n;
+    oq_sym_typed *typed; /* oq_sym_infer's */
+    size_t n_typed;
+    size_t *slot; /* per node: 1 + the index of its output in typed, 0: none */
 };
 
 oq_status oq_symctx_create(const oq_gview *v, oq_symctx **out, oq_err *err)
@@ -27,7 +30,44 @@ void oq_symctx_free(oq_symctx *c)
     if (!c) return;
     for (size_t i = 0; i < c->n; i++) free(c->names[i]);
     free(c->names);
+    free(c->typed);
+    free(c->slot);
     free(c);
+}
+
+const oq_gview *oq_sym_view(const oq_symctx *c)
+{
+    return c->v;
+}
+
+void oq_sym_adopt(oq_symctx *c, oq_sym_typed *typed, size_t n, size_t *slot)
+{
+    free(c->typed);
+    free(c->slot);
+    c->typed = typed;
+    c->n_typed = n;
+    c->slot = slot;
+}
+
+const oq_sym_typed *oq_sym_inferred(const oq_symctx *c, size_t *n)
+{
+    *n = c->n_typed;
+    return c->typed;
+}
+
+/* What oq_sym_infer typed `value` as, or NULL. */
+static const oq_sym_typed *typed_as(const oq_symctx *c, const char *value)
+{
+    size_t p;
+    if (!c->slot || !oq_gview_producer(c->v, value, &p) || !c->slot[p]) return NULL;
+    const oq_sym_typed *t = &c->typed[c->slot[p] - 1];
+    return strcmp(t->name, value) ? NULL : t;
+}
+
+int oq_sym_rank(oq_symctx *c, const char *value)
+{
+    const oq_sym_typed *t = typed_as(c, value);
+    return t ? t->rank : oq_gview_rank(c->v, value);
 }
 
 /* The id of symbol `name`, interned; UINT32_MAX when out of memory. */
@@ -118,13 +158,18 @@ int oq_sym_shape(oq_symctx *c, const char *value, oq_symdim *dims, int cap)
     const Onnx__TypeProto__Tensor *tt =
         vi && vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? vi->type->tensor_type : NULL;
     const Onnx__TensorProto *init = oq_gview_initializer(c->v, value);
+    const oq_sym_typed *inf = init || (tt && tt->shape) ? NULL : typed_as(c, value);
     /* an initializer's own dims win over a declaration that may disagree */
-    int rank = init ? (int)init->n_dims : tt && tt->shape ? (int)tt->shape->n_dim : oq_gview_rank(c->v, value);
+    int rank = init ? (int)init->n_dims : tt && tt->shape ? (int)tt->shape->n_dim : oq_sym_rank(c, value);
     if (rank < 0 || rank > cap) return -1;
     for (int i = 0; i < rank; i++) {
         char opaque[512];
         if (init) {
             dims[i] = init->dims[i] >= 0 ? oq_symdim_const(init->dims[i]) : oq_symdim_const(INT64_MIN);
+            continue;
+        }
+        if (inf && oq_symdim_known(inf->d[i])) {
+            dims[i] = inf->d[i];
             continue;
         }
         const Onnx__TensorShapeProto__Dimension *d = tt && tt->shape ? tt->shape->dim[i] : NULL;

@@ -242,7 +242,7 @@ void oq_signature_clear(oq_signature *sig)
 {
     oq_model_info_free(sig->mi);
     free(sig->uses);
-    free(sig->tables);
+    oq_index_routes_free(sig->tables);
     memset(sig, 0, sizeof *sig);
     sig->mask = sig->features = -1;
 }

@@ -1467,7 +1467,7 @@ static oq_status model_signature(run_ctx *c, oq_err *err)
     if (!st && !strcmp(c->sig.polarity_source, "graph"))
         st = encoder_polarity(o, c->sig.polarity, " (as the graph reads its mask)", err);
     free(uses); /* (both moved into the signature unless an error came first) */
-    free(tables);
+    oq_index_routes_free(tables);
     memcpy(c->user_sha256, m.sha256, sizeof c->user_sha256);
     c->user_unhashed = m.unhashed;
     oq_model_file_clear(&m);

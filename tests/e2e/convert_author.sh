@@ -50,12 +50,16 @@ expect 0 "contrib +note +MultiHeadAttention_y: com.microsoft MultiHeadAttention 
 expect 0 "not fusable: a score scale that is not a scalar: Mul 'Mul_ss' by 'c' of shape \[1, 2, 1, 1\]" \
     $Q inspect perhead.onnx
 # a bias widening the scores (2 events of bias on scores of 1): no attn_mask does that (convert
-# infers the scores' shape first; inspect judges the declared shapes only)
+# infers the scores' shape first)
 expect 1 "^ortqual convert: widen\.onnx: 1 requested rewrite was refused \(see the plan\); nothing written$" \
     $Q convert widen.onnx -o wide.onnx --fuse
 [ ! -e wide.onnx ] && ok "widen: nothing written" || bad "widen: wide.onnx written"
 expect 1 "fuse +refused +Softmax_p: Add 'Add_sb' applies 'bias2' of shape \[2, 2, 4, 4\] to scores of shape \[1, 2, 4, 4\]: it does not broadcast" \
     $Q convert widen.onnx --plan --fuse
+# ... and inspect says the same: it infers the scores' shape as convert does (it called the chain
+# fusable, judging the declared shapes only)
+expect 0 "not fusable: Add 'Add_sb' applies 'bias2' of shape \[2, 2, 4, 4\] to scores of shape \[1, 2, 4, 4\]: it does not broadcast" \
+    $Q inspect widen.onnx
 expect 1 "fuse +refused +Softmax_p: a score scale that is not a scalar" $Q convert perhead.onnx --plan --fuse
 
 # two additive terms, a bias and key padding (either order): one Attention whose attn_mask sums

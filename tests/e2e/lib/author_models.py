@@ -19,7 +19,7 @@ def vi(f, v):
 
 
 def tensor(name, arr, et=F32):
-    arr = np.asarray(arr, np.int64 if et == I64 else np.float32)
+    arr = np.asarray(arr, {I64: np.int64, BOOL: np.bool_}.get(et, np.float32))
     return b"".join(vi(1, d) for d in arr.shape) + vi(2, et) + ld(8, name.encode()) + ld(9, arr.tobytes())
 
 
@@ -105,6 +105,38 @@ save("pad_bias", graph(KEYS + [node("Not", ["keys"], ["drop"])] + chain(between=
                        QKV2 + PAD, [Y2], [C, tensor("bias", bias), AX12, MIN]))
 save("widen", graph(chain(between=[("Add", "bias2", "sb")]), QKV, [Y],
                     [C, tensor("bias2", np.concatenate([bias, bias]).reshape(2, H, L, L))]))
+# two Where masks, as PyTorch exports a causal mask and key padding each applied with
+# masked_fill: fused into one Attention whose bool attn_mask is their AND (Where(keep, s, -inf)
+# twice; masked_fill's order, Where(drop, fill, s), twice; and beside a bias, one float mask of
+# nested Wheres). Refused: a factor between them (it scales the inner fill), a fill that excludes
+# nothing, a third Where.
+CAUSAL = tensor("causal", np.tril(np.ones((L, L))), BOOL)
+UPPER = tensor("upper", 1 - np.tril(np.ones((L, L))), BOOL)
+
+
+def wheres(*steps, before=()):
+    """KEYS -> the score product and scale -> before -> each (cond, fill, keep) Where -> Softmax."""
+    n, last = KEYS + chain()[:3], "ss"
+    for op, other, out in before:
+        n.append(node(op, [last, other], [out]))
+        last = out
+    for i, (cond, fill, keep) in enumerate(steps):
+        op, ins = ("Mul", [last, fill]) if cond is None else ("Where", [cond, last, fill] if keep else [cond, fill, last])
+        n.append(node(op, ins, ["w%d" % i]))
+        last = "w%d" % i
+    return n + [node("Softmax", [last], ["p"], axis=-1), node("MatMul", ["p", "v"], ["y"])]
+
+
+INITS = [C, AX12, NEG, MIN, CAUSAL, UPPER, tensor("weak", np.array(-1.0))]
+save("two_wheres", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1)), QKV2 + PAD, [Y2], INITS))
+save("two_fills", graph([node("Not", ["keys"], ["drop"])] + wheres(("drop", "fmin", 0), ("upper", "neg", 0)),
+                        QKV2 + PAD, [Y2], INITS))
+save("two_wheres_bias", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1), before=[("Add", "bias", "sb")]),
+                              QKV2 + PAD, [Y2], INITS + [tensor("bias", bias)]))
+save("wheres_scaled", graph(wheres(("causal", "neg", 1), (None, "c", 1), ("keys", "neg", 1)), QKV2 + PAD, [Y2], INITS))
+save("wheres_weak", graph(wheres(("causal", "neg", 1), ("keys", "weak", 1)), QKV2 + PAD, [Y2], INITS))
+save("three_wheres", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1), ("causal", "neg", 1)), QKV2 + PAD, [Y2],
+                           INITS))
 # need_weights: the softmax output is also a graph output
 save("probs_out", graph(chain(), QKV, [Y, valinfo("p", [B, H, L, L])], [C]))
 # ONNX Runtime's contrib MultiHeadAttention, 3-D
