@@ -504,21 +504,21 @@ static oq_status expected_mask(const oq_bench_opts *o, model_sweep *m, oq_err *e
 
 /* ---- each point's mask and --inputs, before any session ------------------------------ */
 
-/* Point p's mask lengths where the finite rule reads them: the --inputs file's mask under the
- * contract (one that breaks it: NULL, the inputs then read whole, as validate reads an input
- * whose positions it cannot tell), else the generated mask's. */
+/* Point p's mask lengths where the finite rule reads them: the --inputs file's mask held to the
+ * contract as validate holds a batch's (one function: a mask validate refuses, left padding or a
+ * hole, is refused here too, naming the event and position, not timed), else the generated mask's. */
 static oq_status point_lengths(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p,
                                int64_t **lengths, oq_err *err)
 {
     const oq_bench_input_info *k = &p->inputs[p->mask];
+    if (!strcmp(k->source, "npz")) {
+        oq_mask_taken t = {m->polarity, 0, m->mask.why, !strcmp(m->mask.source, "name"), "mask_input NAME names the mask",
+                           NULL, NULL};
+        return oq_input_mask_check(&t, oq_npz_get(m->inputs, k->name), o->inputs_path, lengths, err);
+    }
     *lengths = calloc(k->shape[0] > 0 ? (size_t)k->shape[0] : 1, sizeof **lengths);
     if (!*lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_err broken = {0};
-    if (strcmp(k->source, "npz"))
-        return oq_bench_event_lengths(o, k->shape[0], k->shape[1], *lengths, err);
-    if (oq_mask_check_polarity(oq_npz_get(m->inputs, k->name), NULL, m->polarity, *lengths, &broken))
-        free(*lengths), *lengths = NULL;
-    return OQ_OK;
+    return oq_bench_event_lengths(o, k->shape[0], k->shape[1], *lengths, err);
 }
 
 /* The --inputs tensors of point p held to validate's finite-input rule and id check (axes-impl.h):
