@@ -352,8 +352,10 @@ OQ_API oq_status oq_bench_model_inputs(const oq_bench_opts *o, size_t point, siz
  * does not fold; an input's are checked per batch), one line each ("Gather 'g': its indices 'ind'
  * are computed at run time (...): not checked against its data's sizes, left to ONNX Runtime\n"),
  * into *notes (malloc'ed, "" for none; free it). The model is read as the sweep reads it; a
- * constant index outside its table is OQ_ERR_FORMAT, as the sweep refuses it. oq_bench_write_summary
- * records them among the evidence's warnings. Added in the thirty-second session. */
+ * constant index outside its table is OQ_ERR_FORMAT, as the sweep refuses it. Called from o->ready
+ * while oq_bench_sweep(o) runs, they are that sweep's (its one fold of the model), not read again.
+ * oq_bench_write_summary records them among the evidence's warnings (rows from oq_bench_sweep:
+ * that sweep's). Added in the thirty-second session. */
 OQ_API oq_status oq_bench_model_notes(const oq_bench_opts *o, char **notes, oq_err *err);
 
 /* Why a row has no timings. Expected outcomes of a scaling sweep (the sweep

@@ -689,9 +689,10 @@ typedef enum oq_same_ort {
     OQ_SAME_ORT_COPY,     /* reference_ort_lib is a copy of that file */
     OQ_SAME_ORT_BUILD_ID, /* another file with that file's ELF build-id (the linker's, which strip
                              keeps): that build, stripped or patched */
-    OQ_SAME_ORT_BUILD_INFO /* another file, one of the two without a build-id, whose ORT reports that
-                              file's version and build info (GetBuildInfoString: its commit, its
-                              build type) */
+    OQ_SAME_ORT_BUILD_INFO /* another file, not its bytes, one of the two without a build-id, whose ORT
+                              reports that file's version and build info (GetBuildInfoString: its
+                              commit, its build type): a patched copy or another build of that commit,
+                              which nothing tells apart; not refused (the identity is not established) */
 } oq_same_ort;
 
 typedef struct oq_self_comparison {
@@ -703,10 +704,14 @@ typedef struct oq_self_comparison {
 /* A configuration under test that runs what the reference (configs[0]) runs: both the --model
  * file as it is on one runtime with one kernel (fp32 and fp16 change only the tolerance; tf32 is
  * another run), on the same ORT (no reference_ort_lib, or one that loads ort_lib's real file, a
- * copy of it, or another file of its build: OQ_SAME_ORT_BUILD_*; learned by loading each in a child). Compared with itself it passes and proves
- * nothing: OQ_ERR_INVALID_ARG naming both, as oq_validate_run refuses it before anything is
- * made; *found (may be NULL) says which and why, for a caller that words it in its own options
- * (zeroed when there is none). OQ_OK when there is none. */
+ * copy of it (the same bytes), or another file with its ELF build-id: OQ_SAME_ORT_BUILD_ID;
+ * learned by loading each in a child). Compared with itself it passes and proves nothing:
+ * OQ_ERR_INVALID_ARG naming both, as oq_validate_run refuses it before anything is made; *found
+ * (may be NULL) says which and why, for a caller that words it in its own options (zeroed when
+ * there is none). OQ_OK when there is none; also OQ_OK, with *found's same
+ * OQ_SAME_ORT_BUILD_INFO, where a file without a build-id and not the same bytes reports the
+ * other's version and build info: whether it is the same build cannot be established (two
+ * builds of one commit report the same), so it runs, and the caller may say so. */
 OQ_API oq_status oq_validate_self_comparison(const oq_validate_opts *o, oq_self_comparison *found, oq_err *err);
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */

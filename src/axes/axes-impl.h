@@ -10,6 +10,7 @@
 #include "inspect/inputuse-impl.h"
 #include "inspect/inspect-impl.h"
 #include "ortqual/compare.h"
+#include "ortqual/mask.h"
 #include "ortqual/status.h"
 
 /* "[batch,seq,17]": the declared dims of `io`, or "(no declared shape)"; into buf, returned. */
@@ -93,5 +94,26 @@ char *oq_index_hit_str(const oq_index_routes *r, const oq_tensor *t, const oq_in
 /* Element e of t as the event and position the axes `a` say, and its index among the other
  * axes' elements of that (event, position), in C order. */
 void oq_element_event(const oq_tensor *t, oq_mask_axes a, int64_t e, int64_t *event, int64_t *pos, int64_t *within);
+
+/* How a batch's mask input was taken, for the contract check's words (maskin.c). */
+typedef struct oq_mask_taken {
+    oq_mask_polarity polarity; /* which value marks a valid element */
+    int keep_only;             /* read as 1 = valid whatever polarity (ortqual's own models, whose advice is 1 - mask) */
+    const char *why;           /* why detection took it; NULL: the caller or a contract named it */
+    int name_only;             /* detection took it by its name alone, nothing in the graph backing it */
+    const char *decide;        /* how the caller names the mask or says there is none, the library's words */
+    /* names an event in messages ("event 7 (index 2 in the file)"); NULL: "event N" */
+    const char *(*event_name)(const void *ctx, int64_t event, char *buf, size_t n);
+    const void *event_ctx;
+} oq_mask_taken;
+/* Mask `m` of batch file `path` held to the mask contract in k's polarity: rank 2 [B, L], B > 0,
+ * every row a valid prefix (mask.h); *lengths (B entries, the caller frees) each event's length.
+ * OQ_ERR_SHAPE or OQ_ERR_MASK "PATH: mask 'NAME': event E: ..." (*lengths NULL); a mask detection
+ * took by its name alone, or one whose values are not 0 or 1, may be no padding mask at all: the
+ * message then says why it was taken and k->decide. */
+oq_status oq_input_mask_check(const oq_mask_taken *k, const oq_tensor *m, const char *path, int64_t **lengths,
+                              oq_err *err);
+/* OQ_ERR_SHAPE "PATH: the batch has 0 events (member 'NAME' is [0,...])" for member t. */
+oq_status oq_batch_no_events(const oq_tensor *t, const char *path, oq_err *err);
 
 #endif

@@ -163,4 +163,15 @@ oq_status oq_bench_check_fraction(const oq_bench_opts *o, int64_t L, oq_err *err
 oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progress_fn progress, void *user,
                                oq_bench_rows **out, oq_err *err);
 
+/* The model's notes folded once by its sweep (notes.c), "MODEL: LINE\n" each: o->ready called
+ * with them at hand, where oq_bench_ready_notes(o) gives them (borrowed; NULL for other options
+ * or outside the ready step); kept with the rows the sweep returns (a copy) until
+ * oq_bench_rows_free, where oq_bench_rows_notes gives them (NULL: rows no model sweep made, the
+ * writer then folds the model itself). */
+oq_status oq_bench_ready_with_notes(const oq_bench_opts *o, const char *notes, oq_err *err);
+const char *oq_bench_ready_notes(const oq_bench_opts *o);
+oq_status oq_bench_rows_keep_notes(const oq_bench_rows *rows, const char *notes, oq_err *err);
+const char *oq_bench_rows_notes(const oq_bench_rows *rows);
+void oq_bench_rows_drop_notes(const oq_bench_rows *rows);
+
 #endif

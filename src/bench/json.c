@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench-impl.h"
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "fileio/fileio-impl.h"
@@ -334,14 +335,17 @@ static oq_status model_opts_json(const oq_bench_opts *o, json_t **out, oq_err *e
     return run_opts_json(o, j, 25, out, err);
 }
 
-/* bench --model: the model's notes said before the run (oq_bench_model_notes: the Gathers whose
- * indices ORT alone checks), with the other warnings, one line each. A model it cannot read
- * again leaves them out: the sweep read and checked it, and they are notes, not results. */
-static void model_notes(const oq_bench_opts *o, json_t *warnings)
+/* bench --model: the model's notes said before the run (the Gathers whose indices ORT alone
+ * checks), with the other warnings, one line each: those its sweep folded and kept with the rows,
+ * else (rows a caller made) oq_bench_model_notes'; a model it cannot read again leaves them out:
+ * they are notes, not results. */
+static void model_notes(const oq_bench_opts *o, const oq_bench_rows *rows, json_t *warnings)
 {
     char *notes = NULL;
     oq_err e = {0};
-    if (!o->model_path || !json_is_array(warnings) || oq_bench_model_notes(o, &notes, &e)) return;
+    if (!o->model_path || !json_is_array(warnings)) return;
+    const char *kept = oq_bench_rows_notes(rows);
+    if (kept ? !(notes = strdup(kept)) : oq_bench_model_notes(o, &notes, &e) != OQ_OK) return;
     for (char *l = notes, *end; (end = strchr(l, '\n')); l = end + 1) {
         *end = '\0';
         json_array_append_new(warnings, oq_json_text(l));
@@ -352,14 +356,14 @@ static void model_notes(const oq_bench_opts *o, json_t *warnings)
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
  * gathered after the sweep so every library the sessions loaded is listed; the library's
  * SHA-256 is the evidence's (a rebuild at the same path is another build). */
-static json_t *system_json(oq_runtime *rt, const oq_bench_opts *o)
+static json_t *system_json(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     json_t *ev = oq_evidence_collect_json(rt, NULL);
     /* entries passed to a newer ORT unchecked: with the evidence's, printed once by the tool */
     oq_session_config_warn(oq_runtime_version(rt), o->n_session_configs, o->session_config_keys,
                            o->session_config_values, json_object_get(ev, "warnings"));
-    model_notes(o, json_object_get(ev, "warnings"));
+    model_notes(o, rows, json_object_get(ev, "warnings"));
     json_t *sha = json_object_get(json_object_get(ev, "ort"), "library_sha256");
     return json_pack("{s:s,s:s,s:s,s:O,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
                      "ort_version", oq_runtime_version(rt), "ort_library", oq_runtime_lib_path(rt),
@@ -462,7 +466,7 @@ oq_status oq_bench_write_summary(oq_runtime *rt, const oq_bench_opts *o, const o
                      : json_pack("{s:s,s:s,s:s,s:o,s:s,s:o,s:o,s:o,s:o}", "schema", OQ_BENCH_SCHEMA, "tool",
                                  "ortqual bench", "mode", model ? "model" : "attention", "start",
                                  rows->start[0] ? oq_json_text(rows->start) : json_null(), "end", when, "command_line",
-                                 argv_json(argc, argv), "system", system_json(rt, o), "config", opts, "results",
+                                 argv_json(argc, argv), "system", system_json(rt, o, rows), "config", opts, "results",
                                  results);
     if (st) {
         json_decref(opts);

@@ -41,6 +41,7 @@ typedef struct model_sweep {
     char contract[256];
     oq_index_routes *tables;   /* per input of mi: the tables it indexes (inputuse-impl.h) */
     unsigned *uses;            /* per input of mi: how the graph uses it (an additive mask may hold -inf) */
+    char *notes;               /* the model's notes, "MODEL: LINE\n" each, from the one fold (choose_mask) */
 } model_sweep;
 
 typedef struct sweep_ctx_model {
@@ -56,6 +57,7 @@ static void sweep_clear(model_sweep *m)
     free(m->lengths);
     oq_index_routes_free(m->tables);
     free(m->uses);
+    free(m->notes);
     oq_bench_mask_clear(&m->mask);
     oq_npz_free(m->inputs);
     oq_npz_free(m->expected);
@@ -504,21 +506,21 @@ static oq_status expected_mask(const oq_bench_opts *o, model_sweep *m, oq_err *e
 
 /* ---- each point's mask and --inputs, before any session ------------------------------ */
 
-/* Point p's mask lengths where the finite rule reads them: the --inputs file's mask under the
- * contract (one that breaks it: NULL, the inputs then read whole, as validate reads an input
- * whose positions it cannot tell), else the generated mask's. */
+/* Point p's mask lengths where the finite rule reads them: the --inputs file's mask held to the
+ * contract as validate holds a batch's (one function: a mask validate refuses, left padding or a
+ * hole, is refused here too, naming the event and position, not timed), else the generated mask's. */
 static oq_status point_lengths(const oq_bench_opts *o, const model_sweep *m, const oq_bench_point *p,
                                int64_t **lengths, oq_err *err)
 {
     const oq_bench_input_info *k = &p->inputs[p->mask];
+    if (!strcmp(k->source, "npz")) {
+        oq_mask_taken t = {m->polarity, 0, m->mask.why, !strcmp(m->mask.source, "name"), "mask_input NAME names the mask",
+                           NULL, NULL};
+        return oq_input_mask_check(&t, oq_npz_get(m->inputs, k->name), o->inputs_path, lengths, err);
+    }
     *lengths = calloc(k->shape[0] > 0 ? (size_t)k->shape[0] : 1, sizeof **lengths);
     if (!*lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_err broken = {0};
-    if (strcmp(k->source, "npz"))
-        return oq_bench_event_lengths(o, k->shape[0], k->shape[1], *lengths, err);
-    if (oq_mask_check_polarity(oq_npz_get(m->inputs, k->name), NULL, m->polarity, *lengths, &broken))
-        free(*lengths), *lengths = NULL;
-    return OQ_OK;
+    return oq_bench_event_lengths(o, k->shape[0], k->shape[1], *lengths, err);
 }
 
 /* The --inputs tensors of point p held to validate's finite-input rule and id check (axes-impl.h):
@@ -657,14 +659,33 @@ oq_status oq_bench_choose_mask(const oq_bench_opts *o, const oq_model_info *mi, 
     return st ? st : graph_mask(o, mi, uses, contract != NULL, out->index, out, err);
 }
 
+/* Each line the fold said of the model ("Gather 'g': ...\n"), as validate says it: prefixed with
+ * the model, into *notes ("" for none; malloc'ed). */
+static oq_status notes_of(const char *model, const char *lines, char **notes, oq_err *err)
+{
+    oq_dynbuf b = {0};
+    for (const char *l = lines, *end; l && (end = strchr(l, '\n')); l = end + 1)
+        if (oq_dynbuf_addf(&b, "%s: %.*s\n", model, (int)(end - l), l)) {
+            free(b.buf);
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+        }
+    if (!b.buf && !(b.buf = strdup(""))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    *notes = b.buf;
+    return OQ_OK;
+}
+
 /* The mask input from the model's contract, the options or its graph (the bytes inspected),
  * and its polarity from the graph where neither the contract nor the caller says it and the
  * graph's uses of the mask agree (inputuse-impl.h, OQ_USE_SAYS_*). */
 static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
-    /* the tables each input indexes too (check_int_table); a contract's mask is not the graph's */
+    /* the tables each input indexes too (check_int_table) and the notes, in one fold of the
+     * model's constants; a contract's mask is not the graph's */
+    char *lines = NULL;
     oq_status st =
-        oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &m->uses, &m->tables, NULL, err);
+        oq_model_input_uses_bytes(m->file.bytes, m->file.n, m->mi, o->model_path, &m->uses, &m->tables, &lines, err);
+    if (!st) st = notes_of(o->model_path, lines, &m->notes, err);
+    free(lines);
     const unsigned *uses = m->has_contract ? NULL : m->uses;
     if (!st) st = oq_bench_choose_mask(o, m->mi, uses, m->has_contract ? m->contract : NULL, &m->mask, err);
     unsigned says = !st && uses && m->mask.index >= 0 ? oq_uses_polarity(uses[m->mask.index]) : 0;
@@ -923,21 +944,15 @@ oq_status oq_bench_model_notes(const oq_bench_opts *o, char **notes, oq_err *err
     *notes = NULL;
     OQ_NEED(err, o);
     if (!o->model_path) return oq_err_set(err, OQ_ERR_INVALID_ARG, "no model_path");
+    const char *folded = oq_bench_ready_notes(o); /* the sweep's, in its ready step: not folded again */
+    if (folded) return (*notes = strdup(folded)) ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     model_sweep m;
     memset(&m, 0, sizeof m);
-    unsigned *uses = NULL;
     oq_status st = read_model(o->model_path, &m, err);
     char *lines = NULL;
-    if (!st) st = oq_model_input_uses_bytes(m.file.bytes, m.file.n, m.mi, o->model_path, &uses, NULL, &lines, err);
-    oq_dynbuf b = {0}; /* each line said of the model, as validate says it */
-    for (const char *l = lines, *end; !st && l && (end = strchr(l, '\n')); l = end + 1)
-        if (oq_dynbuf_addf(&b, "%s: %.*s\n", o->model_path, (int)(end - l), l))
-            st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st && !b.buf && !(b.buf = strdup(""))) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    if (!st) *notes = b.buf;
-    else free(b.buf);
+    if (!st) st = oq_model_input_uses_bytes(m.file.bytes, m.file.n, m.mi, o->model_path, &m.uses, NULL, &lines, err);
+    if (!st) st = notes_of(o->model_path, lines, notes, err);
     free(lines);
-    free(uses);
     sweep_clear(&m);
     return st;
 }
@@ -960,7 +975,7 @@ oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_
     *out = NULL;
     model_sweep m;
     oq_status st = sweep_prepare(o, &m, err);
-    if (!st && o->ready && (st = o->ready(o->ready_ctx, err))) sweep_clear(&m);
+    if (!st && o->ready && (st = oq_bench_ready_with_notes(o, m.notes, err))) sweep_clear(&m);
     if (st) return st;
     oq_bench_rows *rows = calloc(1, sizeof *rows);
     if (rows) rows->rows = calloc(m.n_points, sizeof *rows->rows);
@@ -977,6 +992,7 @@ oq_status oq_bench_model_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_
     if (rows) snprintf(rows->model_sha256, sizeof rows->model_sha256, "%s", m.file.sha256);
     if (rows) snprintf(rows->precision_why, sizeof rows->precision_why, "%s", m.precision.why);
     if (rows) mask_said(&m, rows);
+    if (!st) st = oq_bench_rows_keep_notes(rows, m.notes, err);
     sweep_clear(&m);
     if (st) {
         oq_bench_rows_free(rows);

@@ -522,6 +522,7 @@ void oq_bench_rows_free(oq_bench_rows *rows)
         free(r->outputs);
     }
     oq_bench_comparison_free(rows->baseline);
+    oq_bench_rows_drop_notes(rows);
     free(rows->rows);
     free(rows);
 }

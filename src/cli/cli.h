@@ -549,6 +549,13 @@ void oq_cli_note_unjudged_outputs(struct oq_cli_run_output *out, const char *cmd
  * said, with both tolerances and `instead`. Nothing for a precision as tight as float32's. */
 void oq_cli_note_looser_precision(struct oq_cli_run_output *out, const char *cmd, const char *model, const char *what,
                                   const char *prec, const char *instead);
+/* The reference's ORT `ref_lib` (--reference-ort-lib) reports the version and build info of the
+ * library the run loads and is not its bytes, one of the two without an ELF build-id (f->same
+ * OQ_SAME_ORT_BUILD_INFO, oq_validate_self_comparison): a patched copy or another build of that
+ * commit, which cannot be told apart; said and kept (ort_build_unknown). Nothing otherwise. */
+struct oq_self_comparison;
+void oq_cli_note_ort_identity(struct oq_cli_run_output *out, const char *cmd, const char *ref_lib,
+                              const struct oq_self_comparison *f);
 /* A note of `kind` (summary.json's "notes", docs/summary-schema.md): "ortqual CMD: note: TEXT"
  * said with out->note's lines, and kept for the run's summary.json (oq_validate_run_noted). */
 void oq_cli_note(struct oq_cli_run_output *out, const char *cmd, const char *kind, const char *fmt, ...)

@@ -9,6 +9,7 @@
 #include "ortqual/compare.h"
 #include "ortqual/inspect.h"
 #include "ortqual/npz.h"
+#include "ortqual/validate.h"
 
 /* "logits, hidden" of the model's outputs `z` holds; 0 when it holds none. */
 static size_t held_outputs(const oq_model_info *mi, const oq_npz *z, char *buf, size_t n)
@@ -75,4 +76,14 @@ void oq_cli_note_looser_precision(struct oq_cli_run_output *out, const char *cmd
                 "float16 or bfloat16); %s judges it with %s tolerances (rtol %g, atol %g; float32's: rtol %g, atol %g), "
                 "and nothing runs in that precision (it is only the tolerance): %s for the float32 ones",
                 oq_cli_shown(model), what, prec, t.rtol, t.atol, own.rtol, own.atol, instead);
+}
+
+void oq_cli_note_ort_identity(struct oq_cli_run_output *out, const char *cmd, const char *ref_lib,
+                              const struct oq_self_comparison *f)
+{
+    if (f->same != OQ_SAME_ORT_BUILD_INFO) return;
+    oq_cli_note(out, cmd, "ort_build_unknown", "--reference-ort-lib %s reports the ORT version and build info of %s, "
+                "which it is not a copy of, and one of the two has no ELF build-id: whether it is the same build "
+                "(then the comparison proves nothing) or another build of that commit cannot be established; it runs "
+                "as another build", oq_cli_shown(ref_lib), oq_cli_shown(f->lib));
 }

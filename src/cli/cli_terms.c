@@ -17,6 +17,7 @@ static const char *const terms[][2] = {
      "--mask NAME names the mask, --no-mask says there is none"},
     {"mask_name '", "--mask '"},
     {"mask_input '", "--mask '"},
+    {"mask_input NAME names the mask", "--mask NAME names the mask"},
     {"(mask_input names one)", "(--mask NAME names one)"},
     {"(mask_input NAME)", "(--mask NAME)"},
     {"mask contract or mask_input names", "mask contract or --mask names"},

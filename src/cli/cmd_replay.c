@@ -23,9 +23,11 @@ static const char head[] =
 "ORT build (e.g. 1.29 against 1.30), so one set of inputs compares two runtime versions.\n"
 "--ep cpu against ORT CPU of the same build runs one session twice, whatever --precision says\n"
 "(on cpu it is only the tolerance): refused, exit 2; give --expected, --reference-ort-lib\n"
-"OTHER.so, or --ep cuda or a plugin EP. The same build: the same file, a copy, or another\n"
-"file with the same ELF build-id (strip keeps it), or, where either has none, the same\n"
-"version and build info (ORT's GetBuildInfoString: a stripped or patched copy).\n"
+"OTHER.so, or --ep cuda or a plugin EP. The same build: the same file, a copy (the same\n"
+"bytes), or another file with the same ELF build-id (strip keeps it). Where either file has\n"
+"no build-id and the bytes differ, the same version and build info (ORT's GetBuildInfoString)\n"
+"may be a patched copy or another build of that commit: not established, so it runs, with a\n"
+"note (ort_build_unknown).\n"
 "PASSED needs the replayed configuration to have run and been compared (docs/verdicts.md).\n";
 
 static const char foot[] =
@@ -67,7 +69,10 @@ static int refuse_self_comparison(struct replay_args *a)
     oq_self_comparison f;
     char why[sizeof f.lib + 600];
     a->o.ort_lib = a->cr.ort_lib; /* as the run will have it */
-    if (!oq_validate_self_comparison(&a->o, &f, NULL)) return 0;
+    if (!oq_validate_self_comparison(&a->o, &f, NULL)) {
+        oq_cli_note_ort_identity(&a->out, "replay", a->o.reference_ort_lib, &f);
+        return 0;
+    }
     if (f.same == OQ_SAME_ORT_ONE_LIB) snprintf(why, sizeof why, "one ORT library on both sides");
     else
         snprintf(why, sizeof why, "--reference-ort-lib %s is %sthe library the replay loads, %s",
@@ -75,8 +80,6 @@ static int refuse_self_comparison(struct replay_args *a)
                  f.same == OQ_SAME_ORT_COPY         ? "a copy of "
                  : f.same == OQ_SAME_ORT_BUILD_ID   ? "the build (the same ELF build-id: a stripped or patched "
                                                       "copy) of "
-                 : f.same == OQ_SAME_ORT_BUILD_INFO ? "the build (the same version and build info, one of the two "
-                                                      "without an ELF build-id) of "
                                                     : "",
                  oq_cli_shown(f.lib));
     oq_cli_error_in("replay",

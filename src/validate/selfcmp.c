@@ -77,10 +77,11 @@ static int ort_file(const char *lib, ort_identity *out)
     return *out->file != '\0';
 }
 
-/* Whether two identities are one build: OQ_SAME_ORT_BUILD_ID where both carry an ELF build-id
- * and it is the same (two builds of one commit differ in it: never the same build otherwise),
- * OQ_SAME_ORT_BUILD_INFO where one has none and both report one version and build info, else
- * OQ_SAME_ORT_NONE. */
+/* Whether two files that are not the same bytes are one build: OQ_SAME_ORT_BUILD_ID where both
+ * carry an ELF build-id and it is the same (two builds of one commit differ in it: never the same
+ * build otherwise). Where either has none, nothing left tells a patched copy from another build of
+ * the same commit and build type (both report one version and build info): OQ_SAME_ORT_BUILD_INFO
+ * says so, which is not refused (identity not established); else OQ_SAME_ORT_NONE. */
 static oq_same_ort same_build(const char *a, const char *b)
 {
     const char *ida = strchr(a, '\t'), *idb = strchr(b, '\t');
@@ -122,14 +123,14 @@ oq_status oq_validate_self_comparison(const oq_validate_opts *o, oq_self_compari
     same_ort(o, &f);
     if (f.same == OQ_SAME_ORT_NONE) return OQ_OK;
     if (found) *found = f;
+    if (f.same == OQ_SAME_ORT_BUILD_INFO) return OQ_OK; /* maybe another build: the caller may say so */
     const oq_config *c = &o->configs[f.config];
     char how[sizeof f.lib + 160] = "";
     if (f.same != OQ_SAME_ORT_ONE_LIB)
         snprintf(how, sizeof how, " on one ORT (the reference's library is %s %s)",
                  f.same == OQ_SAME_ORT_FILE       ? "the others',"
                  : f.same == OQ_SAME_ORT_COPY     ? "a copy of the others',"
-                 : f.same == OQ_SAME_ORT_BUILD_ID ? "another file with the ELF build-id of the others',"
-                                                  : "another file reporting the version and build info of the others',",
+                                                  : "another file with the ELF build-id of the others',",
                  f.lib);
     return oq_err_set(err, OQ_ERR_INVALID_ARG,
                       "'%s' runs what the reference '%s' runs (items 1 and %zu)%s: model_path runs the file as it is, "

@@ -363,28 +363,6 @@ static int alias_member(const oq_signature *sig, const oq_npz *z, const char *na
     return (!strcmp(name, "features") && feeds_features) || (!strcmp(name, "mask") && feeds_mask);
 }
 
-/* A batch of no events: ORT fails on it deep inside (a Reshape of 0 elements), or runs and
- * compares nothing; either way the file is wrong, and says so here. */
-static oq_status no_events(const oq_tensor *t, const char *path, oq_err *err)
-{
-    char got[128];
-    return oq_err_set(err, OQ_ERR_SHAPE, "%s: the batch has 0 events (member '%s' is %s)", path, t->name,
-                      oq_shape_str(t, got, sizeof got));
-}
-
-/* A mask detection took whose values are not 0 or 1 (oq_mask_check's message), or any broken
- * row of one taken by its name alone, may be no padding mask at all: the message says it was
- * taken, why, and how to decide. (A hole, left padding or an empty row of a mask the graph uses
- * as one is the mask's own fault, said as for a mask --mask names.) */
-static oq_status guessed_mask_error(const oq_signature *sig, const char *path, const char *name, oq_err *err)
-{
-    char was[OQ_ERR_MSG_MAX];
-    snprintf(was, sizeof was, "%s", err->msg);
-    return oq_err_set(err, err->status, "%s: mask '%s': %s (input '%s' was taken as the [B, L] padding mask because "
-                      "%s: mask_name names the mask, no_mask says there is none)", path, name, was, name,
-                      sig->mask_why);
-}
-
 /* Without a mask, the input whose axes say the batch and the sequence, and the sequence axis
  * (axis 1 of the features [B, L, F] or of token ids [B, L], a Gather's indices; else the axis
  * denoted DATA_TIME, the batch on axis 0); NULL where none says it: any other axis 1 may be
@@ -405,55 +383,34 @@ static const oq_tensor *unmasked_sequence(const oq_signature *sig, const oq_batc
     return NULL;
 }
 
-/* oq_mask_check names an event by its row ("event 1: ..."): the run's id said beside it. */
-static void mask_event_named(const oq_event_ids *ids, oq_err *err)
+/* validate's words for an event: its id in the run as well as its position. */
+static const char *event_name(const void *ids, int64_t event, char *buf, size_t n)
 {
-    long long row;
-    int at = 0;
-    if (!ids || !err || sscanf(err->msg, "event %lld%n", &row, &at) != 1 || row < 0) return;
-    char ev[96], rest[OQ_ERR_MSG_MAX];
-    snprintf(rest, sizeof rest, "%s", err->msg + at);
-    snprintf(err->msg, sizeof err->msg, "%s%s", oq_event_str(ids, row, ev, sizeof ev), rest);
+    return oq_event_str(ids, event, buf, n);
 }
 
 static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch_inputs *in, oq_err *err)
 {
     if (sig->mask >= 0) {
         const oq_tensor *m = in->t[sig->mask];
-        if (m->ndim != 2)
-            return oq_err_set(err, OQ_ERR_SHAPE, "%s: mask '%s' must be [B, L], got rank %d", path, m->name,
-                              (int)m->ndim);
-        if (!m->shape[0]) return no_events(m, path, err);
-        in->batch = m->shape[0];
-        in->seq = m->shape[1];
-        in->lengths = calloc(in->batch ? (size_t)in->batch : 1, sizeof *in->lengths);
-        if (!in->lengths) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-        oq_status st = sig->polarity_fixed ? oq_mask_check(m, NULL, in->lengths, err) /* its advice: 1 - mask */
-                                           : oq_mask_check_polarity(m, NULL, sig->polarity, in->lengths, err);
-        if (st == OQ_ERR_MASK && sig->mask_why && err &&
-            (name_only(sig) || strstr(err->msg, "is not 0 or 1")))
-            return guessed_mask_error(sig, path, m->name, err);
-        if (st == OQ_ERR_MASK) mask_event_named(in->ids, err);
-        return st ? oq_err_prefix(err, "%s: mask '%s': ", path, m->name) : OQ_OK;
+        oq_mask_taken k = {sig->polarity, sig->polarity_fixed, sig->mask_why, name_only(sig),
+                           "mask_name names the mask, no_mask says there is none", event_name, in->ids};
+        oq_status st = oq_input_mask_check(&k, m, path, &in->lengths, err);
+        if (!st) in->batch = m->shape[0], in->seq = m->shape[1];
+        return st;
     }
     in->batch = 1, in->seq = 0; /* no mask: B of the first input that has one; L where an input tells it */
     for (size_t i = 0; i < in->n; i++)
         if (in->t[i]->ndim >= 1) {
-            if (!in->t[i]->shape[0]) return no_events(in->t[i], path, err);
+            if (!in->t[i]->shape[0]) return oq_batch_no_events(in->t[i], path, err);
             in->batch = in->t[i]->shape[0];
             break;
         }
     int32_t seq_axis = -1;
     const oq_tensor *t = unmasked_sequence(sig, in, &seq_axis);
-    if (t && !t->shape[0]) return no_events(t, path, err);
+    if (t && !t->shape[0]) return oq_batch_no_events(t, path, err);
     if (t) in->batch = t->shape[0], in->seq = t->shape[seq_axis];
     return OQ_OK;
-}
-
-/* validate's words for an event: its id in the run as well as its position. */
-static const char *event_name(const void *ids, int64_t event, char *buf, size_t n)
-{
-    return oq_event_str(ids, event, buf, n);
 }
 
 /* How one batch's inputs are read (axes-impl.h): the axes the rule of outputs tells for each

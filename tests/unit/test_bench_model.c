@@ -598,6 +598,82 @@ static void test_model_read_once(void **state)
     remove_dir(dir);
 }
 
+/* The model's notes (a Gather's run-time indices) folded once by the sweep and carried: its
+ * ready step and the summary's writer say the notes of the model swept, not of the file read
+ * again (here replaced by something else each time: they did read it again). */
+typedef struct ready_probe {
+    const oq_bench_opts *o;
+    char *notes; /* oq_bench_model_notes in the ready step, the file swapped out meanwhile */
+    oq_status st;
+} ready_probe;
+
+/* `model` moved aside and "not a model" written in its place; swap_back restores it. */
+static void swap_out(const char *model)
+{
+    char aside[700];
+    snprintf(aside, sizeof aside, "%s.aside", model);
+    assert_int_equal(rename(model, aside), 0);
+    assert_int_equal(oq_write_file_atomic(model, "not a model", 11, 1, NULL), OQ_OK);
+}
+
+static void swap_back(const char *model)
+{
+    char aside[700];
+    snprintf(aside, sizeof aside, "%s.aside", model);
+    assert_int_equal(rename(aside, model), 0);
+}
+
+static oq_status probe_ready(void *ctx, oq_err *err)
+{
+    (void)err;
+    ready_probe *p = ctx;
+    swap_out(p->o->model_path);
+    p->st = oq_bench_model_notes(p->o, &p->notes, NULL);
+    swap_back(p->o->model_path);
+    return OQ_OK;
+}
+
+static void test_notes_folded_once(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("bench_notes"), model[600], summary[700];
+    unsigned char *text = NULL;
+    size_t n = 0;
+    copy_model(dir, OQ_SOURCE_DIR "/tests/fixtures/torch/decoder_lm/", "decoder_lm_op18.onnx", 0, model, sizeof model);
+    oq_bench_opts o;
+    oq_bench_opts_default(&o);
+    o.model_path = model;
+    o.inputs_path = OQ_SOURCE_DIR "/tests/fixtures/torch/decoder_lm/inputs_000.npz";
+    o.iters = 1;
+    o.warmup = 0;
+    o.threads = 1;
+    o.mem_sample_us = 0;
+    ready_probe p = {&o, NULL, OQ_OK};
+    o.ready = probe_ready;
+    o.ready_ctx = &p;
+    oq_err err = {0};
+    oq_bench_rows *rows = NULL;
+    if (oq_bench_sweep(rt, &o, NULL, NULL, &rows, &err) != OQ_OK) fail_msg("%s", err.msg);
+    const char *note = "decoder_lm_op18.onnx: Gather 'node_embedding_1': its indices 'arange' are computed at run time";
+    if (p.st || !p.notes || !strstr(p.notes, note)) fail_msg("ready: %d %s", (int)p.st, p.notes ? p.notes : "(none)");
+    free(p.notes);
+    swap_out(model);
+    snprintf(summary, sizeof summary, "%s/summary.json", dir);
+    assert_int_equal(oq_bench_write_summary(rt, &o, rows, 0, NULL, summary, &err), OQ_OK);
+    assert_int_equal(oq_read_file(summary, &text, &n, NULL), OQ_OK);
+    if (!strstr((char *)text, note)) fail_msg("the summary lacks the swept model's note");
+    free(text);
+    oq_bench_rows_free(rows);
+    /* rows a caller made: the writer reads the model itself */
+    swap_back(model);
+    oq_bench_rows own = {0};
+    assert_int_equal(oq_bench_write_summary(rt, &o, &own, 0, NULL, summary, &err), OQ_OK);
+    assert_int_equal(oq_read_file(summary, &text, &n, NULL), OQ_OK);
+    if (!strstr((char *)text, note)) fail_msg("the summary of a caller's rows lacks the model's note");
+    free(text);
+    remove_dir(dir);
+}
+
 /* A row's vmhwm is its own peak, not the process's: 256 MiB touched and released before the
  * row stay out of it (where the kernel lets VmHWM be reset). */
 static void test_vmhwm_is_the_rows_peak(void **state)
@@ -1035,6 +1111,7 @@ int main(void)
         cmocka_unit_test(test_mask_by_contract),
         cmocka_unit_test(test_mask_from_graph),
         cmocka_unit_test(test_integer_outputs_expected),
+        cmocka_unit_test(test_notes_folded_once),
         cmocka_unit_test(test_torch_names_kept_in_the_point),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
