@@ -16,6 +16,7 @@
 #include "placement/placement-impl.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
+#include "runtime/sessioncfg-impl.h"
 
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err)
 {
@@ -1055,7 +1056,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     r->model_file = oq_json_path_dup(j, "model_file", &ok);
     ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
     r->reported = json_object_get(j, "batches") != NULL;
-    r->threads = (int)json_integer_value(json_object_get(j, "threads"));
+    r->threads = oq_session_threads_recorded(j); /* 0 for ORT's default, as the run held it */
     r->graph_opt = graph_opt_back(j);
     ok = ok && batches_back(json_object_get(j, "batches"), r) && outputs_back(j, r);
     const json_t *ort = json_object_get(j, "onnxruntime");
