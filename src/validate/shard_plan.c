@@ -503,15 +503,15 @@ static oq_status held_to(const oq_validate_opts *o, const oq_shard_plan *plan, c
  * that all did so merged green. */
 static oq_status held_to_plan(const oq_validate_opts *o, const char *root, const oq_shard_ort ort[2], oq_err *err)
 {
-    static const char *const what[] = {"the reference's (--reference-ort-lib)", "the one under test (--ort-lib)"};
+    static const char *const what[] = {"the reference's", "the tested"};
     char sha[2][65];
     oq_status st = o->reference_ort_lib ? oq_shard_plan_ort(root, sha, err) : OQ_OK;
     for (int i = 0; !st && o->reference_ort_lib && i < 2; i++)
         if (*sha[i] && *ort[i].sha256 && strcmp(sha[i], ort[i].sha256))
             st = oq_err_set(err, OQ_ERR_INVALID_ARG, "shard %d would load %s as %s ONNX Runtime library (SHA-256 "
                             "%.12s), but %s/shards/plan.json was prepared with SHA-256 %.12s there: another pairing "
-                            "of builds than the plan compares; run every shard with the --ort-lib and "
-                            "--reference-ort-lib the shards were prepared with", (int)o->shard.index, ort[i].file,
+                            "of builds than the plan compares; run every shard with the ort_lib and "
+                            "reference_ort_lib the shards were prepared with", (int)o->shard.index, ort[i].file,
                             what[i], ort[i].sha256, root, sha[i]);
     return st;
 }

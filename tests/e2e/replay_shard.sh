@@ -52,7 +52,7 @@ one_line 2 "^ortqual replay: --shard and --prepare-shards need --outdir" "$Q" "$
 one_line 2 "^ortqual replay: .*none/shards/plan.json not found" "$Q" "${R[@]}" --outdir none --shard 0/2
 # the libraries swapped (1.29 under test, judged against 1.30): another comparison than prepared,
 # refused for the first shard too (no other shard to be held to yet)
-one_line 2 "^ortqual replay: shard 0 would load .* as the reference's \(--reference-ort-lib\) ONNX Runtime library .*another pairing of builds than the plan compares" \
+one_line 2 "^ortqual replay: shard 0 would load .* as the reference's ONNX Runtime library .*another pairing of builds than the plan compares; run every shard with the --ort-lib and --reference-ort-lib the shards were prepared with$" \
     "$Q" "${SWAPPED[@]}" --outdir W --shard 0/2
 # (a refused shard leaves only its error.json, the refusal's record)
 [ -z "$(ls W/shards/0 W/shards/1 2>/dev/null | grep -v '^error.json$' | grep -v '^W/shards/[01]:$' | grep .)" ] &&
