@@ -91,8 +91,8 @@ typedef struct oq_test_summary {
  * GoogleTest's and cmocka's "[  FAILED  ]", ortqual's "verdict: " with another word than
  * PASSED (OQ_RUNNER_ORTQUAL); and a runner's crash or refusal, which prints no summary: cargo's
  * "error: test failed, to rerun pass ", CPython's "Fatal Python error: ", pytest's
- * "INTERNALERROR> ", an "ortqual validate|replay|merge|bench: " line (not a note, a warning or a
- * default) that no verdict line follows before the log ends or another of them speaks (docs/gate.md);
+ * "INTERNALERROR> ", an "ortqual validate|replay|merge|bench: " line that is not a note, a
+ * warning or a default (a refusal; a verdict line after it does not undo it: docs/gate.md);
  * each at the start of the line, as the runners print them. */
 typedef struct oq_failure_line {
     const char *runner; /* "cargo", "go", "tap", "unittest", "gtest/cmocka", "python", "pytest",

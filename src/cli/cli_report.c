@@ -308,6 +308,16 @@ static void ms(char *buf, size_t n, double v)
 
 /* ", graph optimizations LEVEL" when --graph-opt-level or a session.graph_optimization_level entry
  * chose them, as the worker recorded the level ORT ran; an entry overrides the option (both said). */
+/* ", intra-op thread affinities 1;2 (...)" where an entry gave them (ORT's default count is in
+ * summary.json and report.html: said on every run's line it would be noise). */
+static void affinities_note(const json_t *ran, char *buf, size_t n)
+{
+    size_t at = strlen(buf);
+    if (*j_str(ran, "thread_affinities", ""))
+        snprintf(buf + at, n - at, ", intra-op thread affinities %s (session.intra_op_thread_affinities)",
+                 oq_cli_shown(j_str(ran, "thread_affinities", "")));
+}
+
 /* ", intra-op threads 2, from --session-config session.intra_op_num_threads, over --threads 1" and
  * the like for the execution mode, where an entry set what ORT ran with (the worker's record). */
 static void threads_note(const json_t *ran, char *buf, size_t n)
@@ -331,6 +341,7 @@ static void threads_note(const json_t *ran, char *buf, size_t n)
                      (long long)json_integer_value(v), notes[i][2],
                      (long long)json_integer_value(json_object_get(ran, "threads_option")));
     }
+    affinities_note(ran, buf, n);
 }
 
 static const char *graph_opt_note(const oq_config_result *c, char *buf, size_t n)

@@ -39,6 +39,7 @@ static const char *const terms[][2] = {
     {"tolerances: ", "--tolerance: "},
     {"ort_lib: ", "--ort-lib: "},
     {"reference_ort_lib: ", "--reference-ort-lib: "},
+    {"the ort_lib and reference_ort_lib the shards", "the --ort-lib and --reference-ort-lib the shards"},
     {"required '", "--require '"},
     {"e.g. configs ", "e.g. --configs "},
     {"(require_full_gpu, profile)", "(--require-full-gpu, --profile)"},

@@ -52,8 +52,9 @@ static const char head[] =
 "    and \"FAIL\", TAP's \"not ok\" (not # TODO) and \"Bail out!\", unittest's\n"
 "    \"FAILED (failures=N)\", \"[  FAILED  ]\"; and a crash or refusal that printed\n"
 "    no summary: cargo's \"error: test failed, to rerun pass\", \"Fatal Python\n"
-"    error:\", pytest's \"INTERNALERROR>\", an \"ortqual merge: ...\" refusal no\n"
-"    verdict line follows (docs/gate.md). A carriage return ends a line.\n";
+"    error:\", pytest's \"INTERNALERROR>\", an \"ortqual merge: ...\" refusal, even\n"
+"    where another run's verdict follows it (docs/gate.md). A carriage return\n"
+"    ends a line.\n";
 
 static const char foot[] =
 "\n"

@@ -27,7 +27,6 @@ struct oq_summary_scanner {
     int ctest_not_run;       /* inside ctest's "The following tests did not run:" list */
     int64_t unittest_ran;    /* -1, or N of unittest's "Ran N tests", whose result line is next */
     oq_failure_line failure; /* the first failure line (text NULL: none yet) */
-    oq_failure_line refusal; /* an ortqual run's line no verdict line has followed yet */
     oq_dynbuf line;          /* the current line, cleaned */
 };
 
@@ -78,7 +77,6 @@ void oq_summary_scanner_free(oq_summary_scanner *s)
     free(s->earlier);
     free_reasons(s->pending, s->n_pending);
     free(s->failure.text);
-    free(s->refusal.text);
     for (size_t i = 0; i < s->n_failed_names; i++) free(s->failed_names[i]);
     free(s->failed_names);
     oq_dynbuf_clear(&s->line);
@@ -95,11 +93,9 @@ const oq_test_summary *oq_summary_scanner_failed_before(const oq_summary_scanner
     return !s || s->failed_before.runner == OQ_RUNNER_NONE ? NULL : &s->failed_before;
 }
 
-/* A refusal still pending at the end of the log counts: its run printed no verdict after it. */
 const oq_failure_line *oq_summary_scanner_failure_line(const oq_summary_scanner *s)
 {
-    if (!s) return NULL;
-    return s->failure.text ? &s->failure : s->refusal.text ? &s->refusal : NULL;
+    return s && s->failure.text ? &s->failure : NULL;
 }
 
 size_t oq_summary_scanner_earlier(const oq_summary_scanner *s, const oq_test_summary **list)
@@ -436,6 +432,25 @@ static int parse_ortqual(const char *line, oq_test_summary *t)
     return ortqual_verdict(line, t, &passed_word);
 }
 
+/* An ortqual refusal: "ortqual CMD: MESSAGE" from a command that ends in a verdict line, the
+ * message no note, warning or default. A run that goes on to its verdict marks every message so
+ * ("note: ", "WARNING: ", "(... default here)", "): compared anyway"); an unmarked one is a
+ * refusal (exit 2 or 3, no verdict) or a merge's shard problem after its FAILED verdict. Read from
+ * the line alone, as the other runners' failure lines: the next verdict line may be another
+ * run's (a script's second validate), so it undoes nothing. */
+static int ortqual_refusal(const char *line)
+{
+    static const char *const cmds[] = {"validate: ", "replay: ", "merge: ", "bench: "};
+    if (!starts_with(line, "ortqual ")) return 0;
+    for (size_t i = 0; i < N_OF(cmds); i++) {
+        if (!starts_with(line + 8, cmds[i])) continue;
+        const char *msg = line + 8 + strlen(cmds[i]);
+        return !(starts_with(msg, "note: ") || starts_with(msg, "WARNING: ") || strstr(msg, "default here") ||
+                 strstr(msg, "): compared anyway"));
+    }
+    return 0;
+}
+
 /* The runner whose failing run `line` (from its first column) reports, or NULL. */
 static const char *failure_runner(const char *line)
 {
@@ -447,6 +462,7 @@ static const char *failure_runner(const char *line)
     if (starts_with(line, "error: test failed, to rerun pass ")) return "cargo";
     if (starts_with(line, "Fatal Python error: ")) return "python";
     if (starts_with(line, "INTERNALERROR> ")) return "pytest";
+    if (ortqual_refusal(line)) return "ortqual";
     if (starts_with(line, "--- FAIL: ") || starts_with(line, "FAIL\t") || !strcmp(line, "FAIL"))
         return "go";
     if (starts_with(line, "Bail out!")) return "tap";
@@ -469,52 +485,11 @@ static oq_status set_failure(oq_failure_line *f, const char *runner, const char 
     return OQ_OK;
 }
 
-/* The length of "ortqual CMD: " when `line` starts with it for a command that ends in a verdict
- * line, else 0; *info: what follows is a note, a warning or a default it took (those come
- * before a verdict, or from a prepare step, which has none), no refusal. */
-static size_t ortqual_said(const char *line, int *info)
-{
-    static const char *const cmds[] = {"validate: ", "replay: ", "merge: ", "bench: "};
-    if (!starts_with(line, "ortqual ")) return 0;
-    for (size_t i = 0; i < N_OF(cmds); i++) {
-        if (!starts_with(line + 8, cmds[i])) continue;
-        const char *msg = line + 8 + strlen(cmds[i]);
-        *info = starts_with(msg, "note: ") || starts_with(msg, "WARNING: ") || strstr(msg, "default here") ||
-                strstr(msg, "): compared anyway");
-        return 8 + strlen(cmds[i]);
-    }
-    return 0;
-}
-
-/* An ortqual refusal ("ortqual merge: ... not valid JSON", exit 2) prints no verdict line. Its
- * first line stays pending until a verdict line follows (it was a message of a run that went on)
- * and fails the gate when the log ends or another ortqual command speaks first. */
-static oq_status note_refusal(oq_summary_scanner *s, uint64_t line_no, oq_err *err)
-{
-    oq_test_summary t;
-    int passed_word, info = 0;
-    oq_failure_line *r = &s->refusal;
-    if (ortqual_verdict(s->line.buf, &t, &passed_word)) {
-        free(r->text);
-        r->text = NULL;
-        return OQ_OK;
-    }
-    size_t n = ortqual_said(s->line.buf, &info);
-    if (!n || (r->text && !strncmp(r->text, s->line.buf, n))) return OQ_OK; /* the same run's next line */
-    if (r->text) { /* another command spoke: the pending run ended unjudged */
-        if (s->failure.text) free(r->text);
-        else s->failure = *r;
-        r->text = NULL;
-    }
-    return info ? OQ_OK : set_failure(r, "ortqual", s->line.buf, line_no, err);
-}
-
 /* Keep the first failure line. */
 static oq_status note_failure(oq_summary_scanner *s, uint64_t line_no, oq_err *err)
 {
     const char *runner = s->failure.text ? NULL : failure_runner(s->line.buf);
-    oq_status st = runner ? set_failure(&s->failure, runner, s->line.buf, line_no, err) : OQ_OK;
-    return st == OQ_OK ? note_refusal(s, line_no, err) : st;
+    return runner ? set_failure(&s->failure, runner, s->line.buf, line_no, err) : OQ_OK;
 }
 
 /* A skip reason printed before the summary: cargo's "test name ... ignored, why" and

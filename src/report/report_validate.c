@@ -486,6 +486,12 @@ static void worker_lines(oq_sb *b, const json_t *c)
                          json_integer_value(json_object_get(c, "graph_opt_option")) >= 0
                              ? (long long)json_integer_value(json_object_get(c, "graph_opt_option")) : 99LL);
         session_entry_note(b, c, "threads", "intra-op threads", "session.intra_op_num_threads");
+        if (!strcmp(oq_j_str(c, "threads_from", ""), "ort-default"))
+            oq_sb_escf(b, ", ORT's intra-op threads %lld (its default for 0: the physical cores)",
+                       (long long)json_integer_value(json_object_get(c, "threads")));
+        if (*oq_j_str(c, "thread_affinities", ""))
+            oq_sb_escf(b, ", intra-op thread affinities %s (session.intra_op_thread_affinities)",
+                       oq_j_str(c, "thread_affinities", ""));
         session_entry_note(b, c, "inter_op_threads", "inter-op threads",
                            "session.inter_op_num_threads or session.execution_mode");
         session_entry_note(b, c, "execution_mode", "execution mode", "session.execution_mode");

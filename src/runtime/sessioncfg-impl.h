@@ -69,7 +69,14 @@ typedef struct oq_session_threads {
     int intra_entry;     /* 1: an entry set the count or mode (over the option) */
     int inter_entry;
     int mode_entry;
+    int intra_default;   /* 1: intra is 0, ORT's default (the record says oq_ort_default_threads) */
+    const char *affinities; /* the session.intra_op_thread_affinities entry (borrowed from the
+                               values given: valid while they are), NULL: none */
 } oq_session_threads;
+
+/* The intra-op threads ONNX Runtime starts for a count of 0 here: its physical cores (1: none
+ * but the caller's). */
+int oq_ort_default_threads(void);
 
 /* The threads and mode ORT runs with the options `intra`, `inter` (oq_session_opts') and the n
  * config entries (the last of a key given twice, as ORT takes it; a value out of its domain:
@@ -83,11 +90,18 @@ void oq_session_threads_ran(int intra, int inter, size_t n, const char *const *k
 void oq_session_threads_as_run(int intra, int inter, json_t *config, oq_session_threads *out);
 
 /* A record's fields of `t` (NULL: out of memory): "threads" as run, with "threads_from"
- * ("session_config") and "threads_option" (the option's count) where an entry set it; the same
+ * ("session_config") and "threads_option" (the option's count) where an entry set it, or
+ * "threads_from" "ort-default" where ORT picked it for 0; "thread_affinities" (the entry's
+ * value) where one was given; the same
  * for "inter_op_threads" and "execution_mode" ("sequential" or "parallel"), written always when
  * `all` (bench, whose options set them) and otherwise where an entry set them (validate, which
  * runs ORT's sequential mode unless one does). The one record validate, replay and bench write. */
 json_t *oq_session_threads_json(const oq_session_threads *t, int all);
+
+/* The intra-op count a record (a configuration's "threads", "threads_from") asked ORT for: 0 for
+ * ORT's default, recorded as the count ORT started ("ort-default"), so that two records of one
+ * session compare equal whatever the summary says of the cores. */
+int oq_session_threads_recorded(const json_t *record);
 
 #define OQ_SESSION_CONFIG_LEVEL_KEY "session.graph_optimization_level"
 

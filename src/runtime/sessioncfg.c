@@ -255,6 +255,7 @@ static int is_integer(const char *v, long long lo, long long hi)
 #define INTRA_KEY "session.intra_op_num_threads"
 #define INTER_KEY "session.inter_op_num_threads"
 #define MODE_KEY "session.execution_mode"
+#define AFFINITY_KEY "session.intra_op_thread_affinities"
 
 /* The value of an integer entry (a count), or -1 where none is given or it is not a count. */
 static int count_of(const char *v)
@@ -273,11 +274,12 @@ static int mode_of(const char *v)
 void oq_session_threads_ran(int intra, int inter, size_t n, const char *const *keys_, const char *const *values,
                             oq_session_threads *out)
 {
-    const char *e_intra = NULL, *e_inter = NULL, *e_mode = NULL;
+    const char *e_intra = NULL, *e_inter = NULL, *e_mode = NULL, *e_affinity = NULL;
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(keys_[i], INTRA_KEY)) e_intra = values[i];
         if (!strcmp(keys_[i], INTER_KEY)) e_inter = values[i];
         if (!strcmp(keys_[i], MODE_KEY)) e_mode = values[i];
+        if (!strcmp(keys_[i], AFFINITY_KEY)) e_affinity = values[i];
     }
     int ci = count_of(e_intra), ce = count_of(e_inter), m = mode_of(e_mode);
     memset(out, 0, sizeof *out);
@@ -287,6 +289,8 @@ void oq_session_threads_ran(int intra, int inter, size_t n, const char *const *k
     out->inter_entry = ce >= 0;
     out->mode_entry = m >= 0;
     out->intra = ci >= 0 ? ci : intra;
+    out->intra_default = out->intra == 0;
+    out->affinities = e_affinity;
     out->parallel = m >= 0 ? m : inter > 0;
     out->inter = !out->parallel ? 0 : ce >= 0 ? ce : inter;
 }
@@ -327,13 +331,23 @@ json_t *oq_session_threads_json(const oq_session_threads *t, int all)
      * option's count off */
     int inter_entry = (t->parallel && t->inter_entry) || (t->mode_entry && !t->parallel && t->inter_option > 0);
     int parallel_option = t->inter_option > 0;
-    field(j, "threads", json_integer(t->intra), t->intra_entry, json_integer(t->intra_option));
+    /* ORT's default recorded as the count it starts, not as 0 (oq_session_threads_recorded reads 0 back) */
+    field(j, "threads", json_integer(t->intra_default ? oq_ort_default_threads() : t->intra), t->intra_entry,
+          json_integer(t->intra_option));
+    if (t->intra_default) json_object_set_new(j, "threads_from", json_string("ort-default"));
+    if (t->affinities) json_object_set_new(j, "thread_affinities", json_string(t->affinities));
     if (all || inter_entry)
         field(j, "inter_op_threads", json_integer(t->inter), inter_entry, json_integer(t->inter_option));
     if (all || t->mode_entry)
         field(j, "execution_mode", json_string(t->parallel ? "parallel" : "sequential"), t->mode_entry,
               json_string(parallel_option ? "parallel" : "sequential"));
     return j;
+}
+
+int oq_session_threads_recorded(const json_t *record)
+{
+    const char *from = json_string_value(json_object_get(record, "threads_from"));
+    return from && !strcmp(from, "ort-default") ? 0 : (int)json_integer_value(json_object_get(record, "threads"));
 }
 
 /* Whether `v` is in the domain of keys[i]; `want` (of n bytes) says the domain. */

@@ -16,6 +16,7 @@
 #include "placement/placement-impl.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
+#include "runtime/sessioncfg-impl.h"
 
 oq_status oq_json_write(const char *path, const json_t *j, oq_err *err)
 {
@@ -1055,7 +1056,7 @@ oq_status oq_config_result_from_json(const json_t *j, oq_config_result *r, oq_er
     r->model_file = oq_json_path_dup(j, "model_file", &ok);
     ok = ok && worker_back(json_object_get(j, "worker"), &r->worker);
     r->reported = json_object_get(j, "batches") != NULL;
-    r->threads = (int)json_integer_value(json_object_get(j, "threads"));
+    r->threads = oq_session_threads_recorded(j); /* 0 for ORT's default, as the run held it */
     r->graph_opt = graph_opt_back(j);
     ok = ok && batches_back(json_object_get(j, "batches"), r) && outputs_back(j, r);
     const json_t *ort = json_object_get(j, "onnxruntime");
@@ -2091,20 +2092,23 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path ? path : "";
 }
 
-oq_status oq_shard_plan_write(const oq_shard_plan *p, const json_t *outputs, const char *path, oq_err *err)
+oq_status oq_shard_plan_write(const oq_shard_plan *p, const json_t *outputs, const json_t *ort, const char *path,
+                               oq_err *err)
 {
     json_t *batches = json_pack("{s:s, s:I, s:s, s:I, s:{s:I, s:I}}", "file", base_name(p->batches_path), "count",
                                 (json_int_t)p->n_batches, "sha256", p->batches_sha256, "padded_length",
                                 (json_int_t)p->padded_length, "first", "batch_size", (json_int_t)p->first_batch_size,
                                 "padded_length", (json_int_t)p->first_padded_length);
-    return write_new(path,
-                     json_pack("{s:s, s:{s:s, s:s}, s:i, s:s, s:o, s:o, s:O, s:o, s:{s:s, s:s}, s:{s:b}}", "schema",
-                               OQ_SHARD_PLAN_SCHEMA, "plan", "hash", p->hash, "description",
-                               base_name(p->description_path), "shards", p->count, "shard_by", oq_shard_by_name(p->by),
-                               "assignment", assignment_json(p), "configs", strv_json(p->configs, p->n_configs),
-                               "outputs", outputs, "batches", batches, "prepared", "time", p->prepared, "host", p->host,
-                               "run", "prove_teeth", p->prove_teeth),
-                     err);
+    json_t *j = json_pack("{s:s, s:{s:s, s:s}, s:i, s:s, s:o, s:o, s:O, s:o, s:{s:s, s:s}, s:{s:b}}", "schema",
+                          OQ_SHARD_PLAN_SCHEMA, "plan", "hash", p->hash, "description", base_name(p->description_path),
+                          "shards", p->count, "shard_by", oq_shard_by_name(p->by), "assignment", assignment_json(p),
+                          "configs", strv_json(p->configs, p->n_configs), "outputs", outputs, "batches", batches,
+                          "prepared", "time", p->prepared, "host", p->host, "run", "prove_teeth", p->prove_teeth);
+    if (j && ort && json_object_set(j, "onnxruntime", (json_t *)ort)) {
+        json_decref(j);
+        j = NULL;
+    }
+    return write_new(path, j, err);
 }
 
 /* What plan.json says must hold together: a known split, the description and batch list it
@@ -2196,6 +2200,34 @@ oq_status oq_shard_plan_outputs(const char *outdir, size_t n_configs, json_t **o
         st = oq_err_set(err, OQ_ERR_FORMAT, "%s: outputs is not one list of output names (or null) per configuration "
                         "of the plan's %zu", path, n_configs);
     else *outputs = json_incref(a);
+    json_decref(j);
+    return st;
+}
+
+/* A SHA-256 in hex, or none (""): 1; anything else: 0. */
+static int sha256_back(const json_t *v, char out[65])
+{
+    const char *t = json_string_value(v);
+    *out = '\0';
+    if (!v) return 1;
+    if (!t || strlen(t) != 64 || strspn(t, "0123456789abcdef") != 64) return 0;
+    memcpy(out, t, 65);
+    return 1;
+}
+
+oq_status oq_shard_plan_ort(const char *outdir, char sha256[2][65], oq_err *err)
+{
+    char path[4096];
+    oq_status st;
+    *sha256[0] = *sha256[1] = '\0';
+    snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
+    json_t *j = load(path, &st, err);
+    if (!j) return st;
+    const json_t *o = json_object_get(j, "onnxruntime");
+    if (o && (!json_is_object(o) || !sha256_back(json_object_get(o, "reference"), sha256[0]) ||
+              !sha256_back(json_object_get(o, "under_test"), sha256[1])))
+        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: onnxruntime is not the SHA-256 of the reference's and the tested "
+                        "ONNX Runtime library", path);
     json_decref(j);
     return st;
 }

@@ -124,7 +124,7 @@ static json_t *as_run(const json_t *session)
     int level = oq_graph_opt_level((oq_graph_opt)json_integer_value(g));
     json_object_set_new(s, "graph_opt", json_integer(oq_session_as_run(level, cfg, OQ_SESSION_SAME_OUTPUTS)));
     oq_session_threads t; /* a file saved before 2026-12-07 recorded --threads, not the entry's count */
-    oq_session_threads_as_run((int)json_integer_value(json_object_get(s, "threads")), 0, cfg, &t);
+    oq_session_threads_as_run(oq_session_threads_recorded(s), 0, cfg, &t);
     json_object_set_new(s, "threads", json_integer(t.intra));
     json_object_set_new(s, "execution_mode", json_string(t.parallel ? "parallel" : "sequential"));
     json_object_set_new(s, "inter_op_threads", json_integer(t.inter));

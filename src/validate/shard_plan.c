@@ -268,8 +268,23 @@ static oq_status model_outputs(const oq_validate_opts *o, char *const *models, j
     return st;
 }
 
+/* The two builds a comparison of ORT builds (--reference-ort-lib) prepared its plan with, by
+ * content: {"reference": SHA-256, "under_test": SHA-256} (*out NULL: not such a comparison). */
+static oq_status compared_builds(const oq_validate_opts *o, const oq_shard_ort ort[2], json_t **out, oq_err *err)
+{
+    char sha[2][65] = {"", ""};
+    *out = NULL;
+    if (!o->reference_ort_lib || !*ort[0].file || !*ort[1].file) return OQ_OK;
+    oq_status st = oq_sha256_file(ort[0].file, sha[0], err);
+    if (!st) st = oq_sha256_file(ort[1].file, sha[1], err);
+    if (!st && !(*out = json_pack("{s:s, s:s}", "reference", sha[0], "under_test", sha[1])))
+        st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    return st;
+}
+
 oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
-                                const char *desc_path, const char *plan_hash, char *const *models, oq_err *err)
+                                const char *desc_path, const char *plan_hash, char *const *models,
+                                const oq_shard_ort ort[2], oq_err *err)
 {
     char **names = calloc(o->n_configs ? o->n_configs : 1, sizeof *names);
     if (!names) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -285,8 +300,9 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
     memcpy(p.hash, plan_hash, sizeof p.hash);
     oq_iso_time(p.prepared, sizeof p.prepared);
     gethostname(p.host, sizeof p.host - 1);
-    json_t *outputs = NULL;
+    json_t *outputs = NULL, *builds = NULL;
     oq_status st = model_outputs(o, models, &outputs, err);
+    if (!st) st = compared_builds(o, ort, &builds, err);
     if (!st) st = oq_mkdir_in(o->outdir, "shards", err);
     if (!st && rename(desc_path, desc) != 0)
         st = oq_err_set(err, OQ_ERR_IO, "%s: cannot be moved to %s: %s", desc_path, desc, strerror(errno));
@@ -298,8 +314,9 @@ oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while writing the shards' plan",
                         sigabbrev_np((int)*o->interrupt) ? sigabbrev_np((int)*o->interrupt) : "?");
     plan_path(o->outdir, path, sizeof path);
-    if (!st) st = oq_shard_plan_write(&p, outputs, path, err); /* last: its presence says the plan is whole */
+    if (!st) st = oq_shard_plan_write(&p, outputs, builds, path, err); /* last: its presence says the plan is whole */
     json_decref(outputs);
+    json_decref(builds);
     if (st) { /* no part of a plan left (the caller removes the batches), an earlier one's neither:
                  its shards are gone */
         unlink(desc);
@@ -481,6 +498,24 @@ static oq_status held_to(const oq_validate_opts *o, const oq_shard_plan *plan, c
     return OQ_OK;
 }
 
+/* A comparison of two ORT builds runs the pairing it was prepared with: a shard that loads
+ * another (the libraries swapped, another release) compares what the plan does not, and shards
+ * that all did so merged green. */
+static oq_status held_to_plan(const oq_validate_opts *o, const char *root, const oq_shard_ort ort[2], oq_err *err)
+{
+    static const char *const what[] = {"the reference's", "the tested"};
+    char sha[2][65];
+    oq_status st = o->reference_ort_lib ? oq_shard_plan_ort(root, sha, err) : OQ_OK;
+    for (int i = 0; !st && o->reference_ort_lib && i < 2; i++)
+        if (*sha[i] && *ort[i].sha256 && strcmp(sha[i], ort[i].sha256))
+            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "shard %d would load %s as %s ONNX Runtime library (SHA-256 "
+                            "%.12s), but %s/shards/plan.json was prepared with SHA-256 %.12s there: another pairing "
+                            "of builds than the plan compares; run every shard with the ort_lib and "
+                            "reference_ort_lib the shards were prepared with", (int)o->shard.index, ort[i].file,
+                            what[i], ort[i].sha256, root, sha[i]);
+    return st;
+}
+
 oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan *plan, const char *root,
                                   oq_shard_ort ort[2], oq_err *err)
 {
@@ -491,6 +526,7 @@ oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan
         else if (*ort[i].file)
             st = oq_sha256_file(ort[i].file, ort[i].sha256, err);
     }
+    if (!st) st = held_to_plan(o, root, ort, err);
     oq_shard_part part = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, o->shard.index);
     char *want = st ? NULL : calloc(o->n_configs ? o->n_configs : 1, 1);
     if (!st && !want) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

@@ -724,23 +724,27 @@ oq_status oq_shard_check_identity(const oq_validate_opts *o, const oq_shard_plan
                                   const char *desc_path, const char *root, oq_err *err);
 /* Every plan's EP libraries named by content (ep_lib_content), each file hashed once. */
 oq_status oq_plans_ep_content(const oq_validate_opts *o, oq_validate_plan *plans, oq_err *err);
-/* The prepare step's record: outdir/shards/plan.json, the batch list (the file `list`, the
- * sink's, closed; its files named relative to outdir there) and the description (`desc_path`)
- * moved beside it. plan.json lists each configuration's outputs, its ONNX file's (`models`,
- * per configuration; NULL: none), which the merge holds every shard to. */
-oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
-                                const char *desc_path, const char *plan_hash, char *const *models, oq_err *err);
 /* An ORT library a shard's configurations load ([0]: --reference-ort-lib's, [1]: the others'),
  * named by content at the shard's start, before any batch runs. */
 typedef struct oq_shard_ort {
     char file[OQ_PATH_BUF]; /* its real file, as the probe loaded it ("": not known before a worker loads it) */
     char sha256[65];        /* that file's ("" until hashed) */
 } oq_shard_ort;
-/* A shard's start: each known file of ort[2] hashed, and held to what every other shard of the
- * plan in `root` that finished (its summary.json, not an interrupted one) recorded for the
- * configurations this shard runs: another build is OQ_ERR_INVALID_ARG, one line naming the
- * configuration, both shards, libraries and SHA-256 (the merge would refuse the two anyway,
- * after this shard had spent its time). */
+/* The prepare step's record: outdir/shards/plan.json, the batch list (the file `list`, the
+ * sink's, closed; its files named relative to outdir there) and the description (`desc_path`)
+ * moved beside it. plan.json lists each configuration's outputs, its ONNX file's (`models`,
+ * per configuration; NULL: none), which the merge holds every shard to; and for a comparison of
+ * two ORT builds (--reference-ort-lib: replay's) the two libraries the probes found (`ort`), by
+ * SHA-256, which every shard is held to (oq_shard_runtimes_start). */
+oq_status oq_shard_plan_prepare(const oq_validate_opts *o, const oq_batch_sink *k, const char *list,
+                                const char *desc_path, const char *plan_hash, char *const *models,
+                                const oq_shard_ort ort[2], oq_err *err);
+/* A shard's start: each known file of ort[2] hashed, and held to the builds plan.json records
+ * (a comparison of two builds) and to what every other shard of the plan in `root` that
+ * finished (its summary.json, not an interrupted one) recorded for the configurations this shard
+ * runs: another build is OQ_ERR_INVALID_ARG, one line naming the configuration, both shards (or
+ * the plan), libraries and SHA-256 (the merge would refuse two shards anyway, after this shard
+ * had spent its time; shards that all ran another pairing than prepared merged). */
 oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan *plan, const char *root,
                                   oq_shard_ort ort[2], oq_err *err);
 /* The ORT library each configuration of a run loaded, named by content
@@ -771,12 +775,18 @@ oq_status oq_plan_desc_end(oq_plan_desc *d, const oq_validate_opts *o, const oq_
  * '0f8d31126ab0...'"). */
 void oq_plan_difference(const char *a_path, const char *b_path, char *buf, size_t n);
 /* plan.json's header; the files it names (p->description_path, p->batches_path) written first.
- * `outputs` (borrowed): per configuration, its model's output names (an array) or null. */
-oq_status oq_shard_plan_write(const oq_shard_plan *p, const json_t *outputs, const char *path, oq_err *err);
+ * `outputs` (borrowed): per configuration, its model's output names (an array) or null; `ort`
+ * (borrowed, NULL: none): {"reference": SHA-256, "under_test": SHA-256}, the two builds compared. */
+oq_status oq_shard_plan_write(const oq_shard_plan *p, const json_t *outputs, const json_t *ort, const char *path,
+                               oq_err *err);
 /* plan.json's per-configuration outputs (oq_shard_plan_write's), *outputs a new reference; NULL
  * where the plan records none (prepared by an ortqual before 2026-12-07). A list that is not
  * one null or array of names per configuration is OQ_ERR_FORMAT. */
 oq_status oq_shard_plan_outputs(const char *outdir, size_t n_configs, json_t **outputs, oq_err *err);
+/* plan.json's ORT builds of a comparison of two (oq_shard_plan_write's `ort`): sha256[0] the
+ * reference's, [1] the one under test; "" where the plan records none (not a comparison of
+ * builds, or prepared before the thirty-third session). Not two SHA-256 texts: OQ_ERR_FORMAT. */
+oq_status oq_shard_plan_ort(const char *outdir, char sha256[2][65], oq_err *err);
 /* A batch list on file: each batch a JSON line, as summary.json lists it. */
 int oq_batch_info_put(FILE *f, const oq_batch_info *b);
 /* Each batch of a plan's list in [lo, hi) to fn (borrowed), the whole file read a line at a

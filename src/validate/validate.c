@@ -2038,7 +2038,7 @@ static oq_status publish_plan(run_ctx *c, oq_err *err)
     if (oq_validate_forget_result(o->outdir) || c->left_by_killed || c->replaces_plan)
         oq_validate_clear_stale(o, c->n_all, c->models, o->n_configs);
     return oq_shard_plan_prepare(o, &c->sink, c->sp.batch_list, c->sp.description, c->s->plan_hash, c->models,
-                                 err);
+                                 c->ort, err);
 }
 
 static oq_status validate_run(const oq_validate_opts *o_in, const char *const *kinds, const char *const *texts,

@@ -173,6 +173,16 @@ printer cargo_crash 0 'test result: ok. 3 passed; 0 failed; 0 ignored; 0 measure
 gate 1 -- "$W/bin/cargo_crash" && expect "a failing run at line 4 (cargo: error: test failed, to rerun pass \`--test it\`)"
 gate 1 -- /bin/sh -c "echo '= 2 passed in 0.1s ='; '$ORTQUAL' merge '$W/no-campaign' || true" &&
     expect "a failing run at line 2 (ortqual: ortqual merge: "
+# a refused run directly followed by another run's verdict (a script of two validations: the first
+# refused, exit 2, the second PASSED; and a refused merge before it): the verdict is not the
+# refused run's (main's gate took it as that run's own and passed)
+V2="'$ORTQUAL' validate --no-cache --no-plots --num-events 2 --batch-size 2 --repeat 1 --warmup 0 --configs ref:encoder:fp64,cpu:attention24:fp32"
+gate 1 -- /bin/sh -c "$V2 --tolerance 'nosuch:rtol=1e-3' --outdir '$W/v2a' || true; $V2 --outdir '$W/v2b'" &&
+    expect "a failing run at line 1 (ortqual: ortqual validate: --tolerance: tolerance for output 'nosuch'" &&
+    grep -q '"verdict": "passed"' "$W/v2b/summary.json" ||
+    fail "two validations, the first refused, the second passed: $(ls "$W"; cat "$W/out")"
+gate 1 -- /bin/sh -c "'$ORTQUAL' merge '$W/no-campaign' || true; $V2 --outdir '$W/v2c'" &&
+    expect "a failing run at line 1 (ortqual: ortqual merge: "
 # the same words printed by a test in passing (indented, quoted, mid-line), and ortqual's notes
 # and defaults before its verdict, are no failure
 printer mentions 0 '  Fatal Python error: quoted\nlog: INTERNALERROR> quoted\n    error: test failed, to rerun pass x\nsaid: ortqual merge: x\nortqual validate: --configs a,b (--model'"'"'s default here)\nverdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in d/summary.json\n= 2 passed in 0.1s =\n'

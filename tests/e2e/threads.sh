@@ -83,6 +83,41 @@ rc=$?
 one_line 2 "another measurement: ORT's execution mode \"parallel\" \(from session config session\.execution_mode\) here, \"sequential\" in the baseline" \
   "$Q" "${B[@]}" --threads 2 --session-config session.execution_mode=parallel --baseline b2/summary.json --quiet --outdir b5
 
+# ---- ORT's default (0): recorded as the threads ORT starts, one per physical core (its cpuinfo
+# count of sysfs' cores: counted here from each CPU's core and package ids), with its source; the
+# affinities entry recorded beside the count (ORT wants one per thread but the caller's, and
+# numbers the processors from 1)
+cores=$($PY -c '
+import glob
+ids = set()
+for d in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology"):
+    ids.add((open(d + "/physical_package_id").read().strip(), open(d + "/core_id").read().strip()))
+print(max(1, len(ids)))')
+V0=("${V[@]:0:${#V[@]}-2}") # V without its --threads 1
+"$Q" "${V0[@]}" --threads 0 --outdir d0 > d0.out 2>&1 || fail "validate --threads 0: $(tail -3 d0.out)"
+$PY - d0/summary.json "$cores" <<'PYEOF' && ok "validate --threads 0: threads $cores, from ORT's default" || bad "threads 0: $(grep -o '"threads[^,]*' d0/summary.json)"
+import json, sys
+ref, cpu = json.load(open(sys.argv[1]))["configs"]
+assert (cpu["threads"], cpu["threads_from"]) == (int(sys.argv[2]), "ort-default"), cpu
+assert "threads_option" not in cpu and "threads_from" not in ref, (cpu, ref)
+PYEOF
+grep -q "ORT&#39;s intra-op threads $cores (its default for 0: the physical cores)" d0/report.html &&
+  ok "validate --threads 0: report.html says ORT's count" || bad "threads 0 report.html: $(grep -o 'intra-op threads[^<]*' d0/report.html)"
+"$Q" "${V0[@]}" --threads 1 --session-config session.intra_op_num_threads=0 --outdir d1 > d1.out 2>&1 || fail "validate entry 0: $(tail -3 d1.out)"
+$PY - d1/summary.json "$cores" <<'PYEOF' && ok "validate: an entry's 0 over --threads 1 is ORT's default" || bad "entry 0: $(grep -o '"threads[^,]*' d1/summary.json)"
+import json, sys
+cpu = json.load(open(sys.argv[1]))["configs"][1]
+assert (cpu["threads"], cpu["threads_from"], cpu["threads_option"]) == (int(sys.argv[2]), "ort-default", 1), cpu
+PYEOF
+"$Q" "${V0[@]}" --threads 2 --session-config session.intra_op_thread_affinities=1 --outdir af > af.out 2>&1 || fail "validate affinities: $(tail -3 af.out)"
+$PY - af/summary.json <<'PYEOF' && ok "validate: the affinities entry recorded beside the threads" || bad "affinities: $(grep -o '"thread[^,]*' af/summary.json)"
+import json, sys
+cpu = json.load(open(sys.argv[1]))["configs"][1]
+assert (cpu["threads"], cpu["thread_affinities"], "threads_from" in cpu) == (2, "1", False), cpu
+PYEOF
+grep -q "intra-op thread affinities 1 (session.intra_op_thread_affinities)" af.out &&
+  ok "validate: the text says the affinities" || bad "affinities text: $(grep 'ONNX Runtime' af.out)"
+
 # ---- a newer ORT's unchecked key: said before the first configuration's progress line
 NEW=mlas.nchwc_pointwise_conv_max_input_channel_batch # a key of ORT 1.30, not of 1.29's headers
 "$Q" "${V[@]}" --ort-lib "$ORT130" --session-config "$NEW=16" --outdir w > w.out 2>&1 || fail "validate on 1.30: $(tail -3 w.out)"

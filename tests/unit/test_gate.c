@@ -669,6 +669,20 @@ static void failure_lines_anywhere(void **state)
         {"ortqual merge: S: no plan\nortqual validate: --configs a,b (--model's default here)\n"
          "verdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in U/summary.json\n",
          "a failing run at line 1 (ortqual: ortqual merge: S: no plan); no other summary undoes it"},
+        /* refused, then another run's verdict directly after it (a script's second validate,
+         * which prints no ortqual line of its own): the verdict is not the refused run's */
+        {"ortqual validate: --tolerance 'x:rtol=2': the model has no output 'x'\n"
+         "[1/2] ref:encoder:fp64 ...\n[2/2] cpu:attention24:fp32 ...\nreport: U/report.html\n"
+         "verdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in U/summary.json\n",
+         "a failing run at line 1 (ortqual: ortqual validate: --tolerance 'x:rtol=2': the model has no output 'x'); "
+         "no other summary undoes it"},
+        {"ortqual replay: --inputs 'a_*.npz': no such file\n"
+         "verdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in U/summary.json\n",
+         "a failing run at line 1 (ortqual: ortqual replay: --inputs 'a_*.npz': no such file); no other summary undoes it"},
+        {"ortqual bench: --variants: 'x' is listed twice (items 1 and 2)\nverdict: PASSED (1 passed, 0 failed, 0 skipped); "
+         "details in B/summary.json\n",
+         "a failing run at line 1 (ortqual: ortqual bench: --variants: 'x' is listed twice (items 1 and 2)); "
+         "no other summary undoes it"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         oq_gate_judgement j = judge(cases[i].log, 0, NULL);
@@ -689,12 +703,12 @@ static void failure_lines_anywhere(void **state)
                    "= 2 passed in 0.1s =\n",
                    0, NULL, OQ_GATE_PASS, NULL);
     /* ortqual's own notes, warnings and defaults, before its verdict or from a prepare step
-     * (no verdict), and a message its verdict follows, are no refusal */
+     * (no verdict), are no refusal */
     assert_verdict("ortqual validate: --configs a,b (--model's default here)\n"
                    "ortqual validate: note: m computes in float32\nprepared 2 shards\n"
                    "ortqual replay: --precision fp32 (the default here, as validate's: fp32)\n"
                    "ortqual bench: WARNING: slow\n  ortqual merge: quoted\nortqual gate: log /tmp/x\n"
-                   "ortqual merge: S/shards/1: slow host\n"
+                   "ortqual bench: --baseline b.json: another CPU (x): compared anyway (--baseline-any-host)\n"
                    "verdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in S/summary.json\n",
                    0, NULL, OQ_GATE_PASS, NULL);
 }

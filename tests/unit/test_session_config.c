@@ -240,9 +240,38 @@ static void test_threads_as_run(void **state)
     json_t *cfg = json_pack("{s:s, s:s, s:s}", "session.intra_op_num_threads", "0", "session.log_id", "x",
                             "session.execution_mode", "parallel");
     oq_session_threads_as_run(2, 0, cfg, &t);
-    assert_true(t.intra == 0 && t.parallel && t.inter == 0 && t.intra_entry && t.mode_entry);
+    assert_true(t.intra == 0 && t.intra_default && t.parallel && t.inter == 0 && t.intra_entry && t.mode_entry);
     assert_int_equal(json_object_size(cfg), 1); /* the log id stays */
     json_decref(cfg);
+}
+
+/* A count of 0 is recorded as the threads ORT starts for it (its physical cores), with that
+ * source; the affinities entry is recorded as given. */
+static void test_threads_default_resolved(void **state)
+{
+    (void)state;
+    int cores = oq_ort_default_threads();
+    assert_true(cores >= 1);
+    char want[160];
+    oq_session_threads t;
+    oq_session_threads_ran(0, 0, 0, NULL, NULL, &t);
+    assert_true(t.intra == 0 && t.intra_default && !t.intra_entry && !t.affinities);
+    snprintf(want, sizeof want, "{\"threads\":%d,\"threads_from\":\"ort-default\"}", cores);
+    assert_threads_record(&t, 0, want);
+    /* read back as 0, the session's identity; a count asked for reads as itself */
+    json_t *rec = oq_session_threads_json(&t, 0);
+    assert_int_equal(oq_session_threads_recorded(rec), 0);
+    json_decref(rec);
+    rec = json_pack("{s:i}", "threads", 3);
+    assert_int_equal(oq_session_threads_recorded(rec), 3);
+    json_decref(rec);
+    const char *k[] = {"session.intra_op_num_threads", "session.intra_op_thread_affinities"}, *v[] = {"0", "1;2"};
+    oq_session_threads_ran(3, 0, 1, k, v, &t); /* the entry's 0 over --threads 3 */
+    snprintf(want, sizeof want, "{\"threads\":%d,\"threads_from\":\"ort-default\",\"threads_option\":3}", cores);
+    assert_threads_record(&t, 0, want);
+    oq_session_threads_ran(3, 0, 1, k + 1, v + 1, &t);
+    assert_true(t.intra == 3 && !t.intra_default && t.affinities == v[1]);
+    assert_threads_record(&t, 0, "{\"thread_affinities\":\"1;2\",\"threads\":3}");
 }
 
 static void test_null_arguments(void **state)
@@ -265,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_unknown_key_on_newer_ort),
         cmocka_unit_test(test_as_run_for_timing),
         cmocka_unit_test(test_threads_as_run),
+        cmocka_unit_test(test_threads_default_resolved),
         cmocka_unit_test(test_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2491,7 +2491,7 @@ static void write_plan(const char *dir, oq_shard_plan *plan)
     snprintf(path, sizeof path, "%s/shards/plan.json", dir);
     json_t *outputs = json_array(); /* no model: no output list to hold shards to */
     for (size_t k = 0; k < plan->n_configs; k++) json_array_append_new(outputs, json_null());
-    assert_int_equal(oq_shard_plan_write(plan, outputs, path, NULL), OQ_OK);
+    assert_int_equal(oq_shard_plan_write(plan, outputs, NULL, path, NULL), OQ_OK);
     json_decref(outputs);
     free(desc);
 }
