@@ -200,6 +200,8 @@ typedef struct cv_ctx {
     oq_mask_polarity polarity;  /* the mask's: the options', or the inherited contract's when none is given */
     int inherited;              /* the model carried a contract (converted before) ... */
     size_t n_inherited;         /* ... naming these first n_contract nodes */
+    char **lowp_outputs;        /* the graph outputs an Attention computing in float16/bfloat16 feeds */
+    size_t n_lowp;              /* (their tolerance is computes_in's; the others' float32's) */
 } cv_ctx;
 
 /* Record that `node` is exact only when `input` keeps the valid-prefix contract.
