@@ -173,6 +173,10 @@ static void head_size_notes(cv_ctx *c, cv_model *m)
         int64_t h = cv_head_size(m, n, &heads, &from);
         char *note = oq_head_size_note(h, heads, from);
         if (note) cv_step(c->r, "cuda", n->name, "note", "%s", note);
+        else if (h < 0)
+            cv_step(c->r, "cuda", n->name, "note", "head size unknown (Q's and K's head axis is dynamic and the graph "
+                    "does not fix it): ORT's CUDA flash and memory-efficient kernels need a multiple of 8, so whether "
+                    "this node runs flash, memory-efficient attention or MATH on CUDA is not known: check it");
         free(note);
     }
 }

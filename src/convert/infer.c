@@ -233,6 +233,27 @@ static void remember(inferer *f, const char *name, const tinfo *t)
     k->t = *t;
 }
 
+static void forget(inferer *f)
+{
+    for (size_t i = 0; i < f->n; i++) free(f->known[i].name);
+    free(f->known);
+}
+
+int64_t cv_infer_last_dim(cv_model *m, const char *value)
+{
+    inferer f = {m, cv_view(m), cv_sym(m), NULL, 0};
+    for (size_t i = 0; f.v && i < m->nodes.n; i++) { /* every node: a declared dynamic size is no answer */
+        const Onnx__NodeProto *n = m->nodes.v[i];
+        tinfo t;
+        if (n->n_output && *n->output[0] && infer_node(&f, n, &t) && t.rank > 0 && t.rank <= R)
+            remember(&f, n->output[0], &t);
+    }
+    tinfo t = f.v ? type_of(&f, value) : (tinfo){0, -1, {{0}}};
+    oq_symdim last = t.rank > 0 ? t.d[t.rank - 1] : unknown();
+    forget(&f);
+    return last.n == 0 && last.coef > 0 ? last.coef : -1;
+}
+
 size_t cv_infer_types(cv_model *m)
 {
     inferer f = {m, cv_view(m), cv_sym(m), NULL, 0};
@@ -259,7 +280,6 @@ size_t cv_infer_types(cv_model *m)
         for (int j = 0; j < f.known[i].t.rank; j++) free((char *)dims[i][j].param);
     free(dims);
     size_t n = f.n;
-    for (size_t i = 0; i < f.n; i++) free(f.known[i].name);
-    free(f.known);
+    forget(&f);
     return n;
 }
