@@ -55,8 +55,15 @@
  * the sizes; all elements for an output without them). An output with two axes that could be
  * the sequence (heads as many as the padded length) is refused, OQ_ERR_INVALID_ARG naming the
  * model, the output and the axes, never compared on a guess.
- * When ORT refuses the original (the opset-23 broadcast mask), its lowered form
- * is the reference. Expected outputs (PyTorch's), when given, are compared too.
+ * When ORT refuses the original for the opset-23 broadcast mask (refusal.h's
+ * attn-mask-query-broadcast), an exact form of it is the reference: lowered, or with its mask
+ * expanded when the conversion lowers (OQ_ERR_CHECK_FAILED, "not checked", when the conversion
+ * both expands and lowers: it would be checked against itself); any other refusal of the
+ * original is OQ_ERR_RUNTIME naming ORT's reason (an invalid model is never repaired unseen).
+ * Outputs a float16/bfloat16 Attention feeds get that dtype's tolerance, the others float32's.
+ * A rewrite exact only for valid-prefix masks is exercised on padded keys: given batches that
+ * pad none get generated ones beside them; where none can be made, OQ_ERR_CHECK_FAILED.
+ * Expected outputs (PyTorch's), when given, are compared too.
  * A conversion that changes an output beyond tolerance is not written.
  *
  * A rewrite that is exact only for valid-prefix masks (nonpad_kv_seqlen; the
@@ -172,7 +179,7 @@ typedef struct oq_convert_step {
 /* One output of one batch, compared. */
 typedef struct oq_convert_check {
     size_t batch;
-    oq_compare_result vs_reference; /* converted vs original (or its lowered form) */
+    oq_compare_result vs_reference; /* converted vs original (or its lowered or mask-expanded form) */
     int has_expected;
     oq_compare_result vs_expected;  /* converted vs the expected outputs */
     oq_compare_result ref_vs_expected; /* the reference vs expected: how far ORT was to begin with */
@@ -186,7 +193,8 @@ typedef struct oq_convert_report {
     size_t fused, refused;    /* attention chains fused; requested rewrites refused */
     size_t frozen;            /* graph inputs with a default made constants */
     char *contract_input;     /* the mask input under the valid-prefix contract, or NULL */
-    char *reference;          /* "original", or "original, lowered: <why ORT refused it>" */
+    char *reference;          /* "original", or "original, lowered (ORT refused it: <why>)" (or
+                                 "original, mask expanded (...)" for a conversion that lowers) */
     int generated_inputs;
     size_t n_checks;
     oq_convert_check *checks;

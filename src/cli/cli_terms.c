@@ -111,6 +111,7 @@ static const char *const terms[][2] = {
     /* convert */
     {"OQ_CONVERT_MASK_TO_SEQLEN", "--mask-to-seqlen"},
     {"OQ_CONVERT_EXPAND_MASK", "--expand-mask"},
+    {"OQ_CONVERT_LOWER", "--lower"},
     {"opts.opset to 24 or leave it 0", "--opset to 24 or leave it out"},
     {"opts.opset or leave it 0", "--opset or leave it out"},
     {"keep_head_size turns it off", "--no-pad-head-size turns it off"},

@@ -240,7 +240,8 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_FLAG("allow-refused", &o->allow_refused, "write even when a requested rewrite was refused somewhere"),
         OQ_OPT_GROUP("check (every conversion is checked before it is written: the original and the converted\n"
                      "model run on ORT CPU and every output is compared on the valid elements; when ORT refuses\n"
-                     "the original, its --lower'ed form is the reference):"),
+                     "the original for its broadcast mask, its --lower'ed form is the reference (its\n"
+                     "mask expanded for --lower); any other refusal is exit 3):"),
         {OQ_OPTK_LIST, "inputs", 0, "FILE...",
          "batches (.npz, a member per model input, by name): every file after\n"
          "it up to the next option, a quoted glob expanded here; repeatable.\n"

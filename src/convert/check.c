@@ -14,7 +14,10 @@
 #include "inspect/model-impl.h"
 #include "ortqual/events.h"
 #include "ortqual/mask.h"
+#include "ortqual/refusal.h"
 #include "status/terms-impl.h"
+
+enum { MAX_GIVEN = 64 };
 
 /* One batch: the model inputs, the mask's lengths, the expected outputs (or NULL). */
 typedef struct batch {
@@ -32,10 +35,10 @@ typedef struct checker {
     const oq_gview *v;  /* of the reference */
     oq_model_info *mi;  /* the reference's inputs and outputs as declared: where the mask's axes are */
     const char *mask;   /* the mask input, or NULL */
-    batch b[64];
+    batch b[MAX_GIVEN + 2]; /* the given ones, and two generated */
     size_t nb;
-    oq_tolerances *tol;
-    oq_tolerance preset; /* the attention dtype's, before the user's tolerance */
+    oq_tolerances *tol[2];  /* float32's and the attention dtype's, each with the user's over it */
+    oq_tolerance preset[2]; /* ... before the user's */
 } checker;
 
 /* ---- inputs ----------------------------------------------------------------------- */
@@ -189,7 +192,6 @@ static oq_status generate(checker *k, oq_err *err)
             b->n_in++;
         }
     }
-    k->c->r->generated_inputs = 1;
     return OQ_OK;
 }
 
@@ -198,8 +200,8 @@ static oq_status given(checker *k, oq_err *err)
 {
     const oq_convert_opts *o = k->c->o;
     const Onnx__GraphProto *g = k->ref->orig->graph;
-    if (o->n_batches > sizeof k->b / sizeof *k->b)
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "at most %zu input batches", sizeof k->b / sizeof *k->b);
+    if (o->n_batches > MAX_GIVEN)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "at most %d input batches", MAX_GIVEN);
     for (size_t bi = 0; bi < o->n_batches; bi++) {
         batch *b = &k->b[k->nb++];
         const oq_npz *z = o->inputs[bi];
@@ -233,6 +235,42 @@ static oq_status lengths(checker *k, oq_err *err)
         if (st) return oq_err_prefix(err, "%s: input '%s': ", b->label, k->mask);
     }
     return OQ_OK;
+}
+
+/* Whether some batch pads a key: a mask row shorter than the mask. */
+static int pads_a_key(const checker *k)
+{
+    for (size_t bi = 0; k->mask && bi < k->nb; bi++) {
+        const batch *b = &k->b[bi];
+        const oq_tensor *m = oq_tensors_find((const oq_tensor *const *)b->in, b->n_in, k->mask);
+        for (int64_t i = 0; b->lengths && m && m->ndim == 2 && i < m->shape[0]; i++)
+            if (b->lengths[i] < m->shape[1]) return 1;
+    }
+    return 0;
+}
+
+/* A rewrite exact only under the valid-prefix contract (nonpad_kv_seqlen, causal over the
+ * padding) changes nothing that a batch without a padded key shows. Given batches that pad none
+ * get generated ones beside them that do; where none can be made (or none pads either), the
+ * rewrite was not exercised: not green, as validate's rule has it. */
+static oq_status exercise_mask(checker *k)
+{
+    cv_ctx *c = k->c;
+    if (c->n_contract <= c->n_inherited || !k->mask || pads_a_key(k)) return OQ_OK;
+    size_t given = k->nb;
+    oq_err e = {0};
+    oq_status st = c->o->n_batches ? generate(k, &e) : OQ_OK; /* (generated ones pad unless B is 1) */
+    if (!st && pads_a_key(k)) {
+        cv_step(c->r, "check", "", "note", "no batch of the given inputs pads a key of '%s', so the mask rewrite "
+                "exact for valid-prefix masks would not be exercised: %zu generated batches with padded keys "
+                "added", k->mask, k->nb - given);
+        return OQ_OK;
+    }
+    if (asprintf(&c->r->failure, "not checked: the mask rewrite of input '%s' (exact for valid-prefix masks) "
+                 "was not exercised: no batch pads a key (every row of '%s' is full)%s%s%s; add a batch with padded "
+                 "keys", k->mask, k->mask, st ? " and none could be generated (" : "", st ? e.msg : "", st ? ")" : "") < 0)
+        c->r->failure = NULL;
+    return OQ_ERR_CHECK_FAILED;
 }
 
 static void free_batches(checker *k)
@@ -277,6 +315,8 @@ static oq_status run(oq_session *s, const batch *b, size_t *n_out, oq_tensor ***
  * "... was false." (else its "Status Message:"), without the C++ signature. */
 static void short_reason(const char *msg, char *out, size_t n)
 {
+    static const char mem[] = "in-memory model: "; /* the bytes are always in memory: nothing said */
+    if (!strncmp(msg, mem, sizeof mem - 1)) msg += sizeof mem - 1;
     const char *node = strstr(msg, "Name:'"), *s = msg, *p;
     for (p = msg; (p = strstr(p, " was false. ")); p++) s = p + 12;
     if (s == msg && (p = strstr(msg, "Status Message: "))) s = p + 16;
@@ -292,7 +332,68 @@ static void short_reason(const char *msg, char *out, size_t n)
     }
 }
 
-/* The reference session: the original, or its lowered form when ORT refuses it. */
+/* Whether ORT's refusal `msg` of the original is the one its exact rewrites exist for: the
+ * opset-23 broadcast key-padding mask (refusal.h's attn-mask-query-broadcast, read with the
+ * batch it ran on). Any other refusal is the model's own: a rewrite would repair it unseen. */
+static int broadcast_refusal(checker *k, const char *msg)
+{
+    uint8_t *buf;
+    size_t len;
+    oq_err e = {0};
+    if (cv_serialize(k->ref, &buf, &len, &e)) return 0;
+    oq_refusal_facts f = {.message = msg, .model = k->ref->name, .model_bytes = buf, .model_n = len,
+                          .inputs = (const oq_tensor *const *)k->b[0].in, .n_inputs = k->b[0].n_in};
+    oq_refusal r;
+    int yes = !oq_refusal_explain(&f, &r, &e) && r.id && !strcmp(r.id, "attn-mask-query-broadcast");
+    oq_refusal_clear(&r);
+    free(buf);
+    return yes;
+}
+
+/* The form of the refused original that runs and is not what the conversion does (else the
+ * check would compare the conversion with itself): its mask expanded over the queries when the
+ * conversion lowers, else its lowered form. Both are exact. NULL: both are the conversion's. */
+static const char *independent_form(const oq_convert_opts *o)
+{
+    if (!(o->passes & OQ_CONVERT_LOWER)) return "lowered";
+    return o->passes & OQ_CONVERT_EXPAND_MASK ? NULL : "mask expanded";
+}
+
+/* A clone of the reference in `form`, pruned and sorted; a refusal of its pass is an error. */
+static oq_status reference_form(checker *k, const char *form, const char *why, cv_model **out, oq_err *err)
+{
+    *out = NULL;
+    oq_status st = cv_model_clone(k->ref, out, err);
+    if (st) return st;
+    oq_convert_report scratch = {0};
+    cv_ctx lc = {.o = k->c->o, .r = &scratch, .polarity = k->c->polarity};
+    st = *form == 'l' ? cv_pass_lower(&lc, *out, err) : cv_pass_expand_mask(&lc, *out, err);
+    if (!st) cv_prune(*out);
+    if (!st) st = cv_toposort(*out, err);
+    if (!st && scratch.refused)
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT refuses the original (%s) and its %s form cannot be made (%s)",
+                        k->ref->name, why, form, scratch.n_steps ? scratch.steps[0].detail : "?");
+    cv_report_clear(&scratch);
+    return st;
+}
+
+/* The conversion of an original ORT refuses is checked against neither the original nor itself:
+ * not green, and the failure says what was and was not run. */
+static oq_status not_checked(checker *k, const char *why)
+{
+    char said[320];
+    if (asprintf(&k->c->r->failure, "not checked: ORT refuses the original (%s), and both forms of it that run, "
+                 "lowered and mask expanded, are what this conversion does: the converted model would be compared "
+                 "with itself. %s", why, oq_terms("Convert with OQ_CONVERT_LOWER alone (checked against the mask-"
+                                                  "expanded original) or OQ_CONVERT_EXPAND_MASK alone", said,
+                                                  sizeof said)) < 0)
+        k->c->r->failure = NULL;
+    return OQ_ERR_CHECK_FAILED;
+}
+
+/* The reference session: the original; when ORT refuses it for the broadcast mask, the exact
+ * form of it the conversion does not make. Any other refusal of the original is an error
+ * naming the model and ORT's reason, as validate's of the same model. */
 static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
 {
     oq_runtime *rt = k->c->o->runtime;
@@ -309,32 +410,27 @@ static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
         k->c->r->reference = strdup("original");
         return OQ_OK;
     }
+    *s = NULL;
     char why[320];
     short_reason(e1.msg, why, sizeof why);
-    cv_model *low;
-    st = cv_model_clone(k->ref, &low, err);
-    if (st) return st;
-    oq_convert_report scratch = {0};
-    cv_ctx lc = {.o = k->c->o, .r = &scratch, .polarity = k->c->polarity};
-    st = cv_pass_lower(&lc, low, err);
-    if (!st) cv_prune(low);
-    if (!st) st = cv_toposort(low, err);
+    if (!broadcast_refusal(k, e1.msg))
+        return oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT refuses the original model: %s", k->ref->name, why);
+    const char *form = independent_form(k->c->o);
+    if (!form) return not_checked(k, why);
+    cv_model *low = NULL;
+    st = reference_form(k, form, why, &low, err);
     oq_err e2 = {0};
-    if (!st && scratch.refused) {
-        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT refuses the original (%s) and it cannot be lowered (%s)",
-                        k->ref->name, why, scratch.n_steps ? scratch.steps[0].detail : "?");
-    } else if (!st && (open_session(rt, low, s, &e2) || run(*s, &k->b[0], &n_out, &out, &e2))) {
+    if (!st && (open_session(rt, low, s, &e2) || run(*s, &k->b[0], &n_out, &out, &e2))) {
         char why2[320];
         short_reason(e2.msg, why2, sizeof why2);
-        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT runs neither the original (%s) nor its lowered form (%s)",
-                        k->ref->name, why, why2);
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT runs neither the original (%s) nor its %s form (%s)",
+                        k->ref->name, why, form, why2);
     } else if (!st) {
         oq_tensors_free(out, n_out);
         char *r = NULL;
-        if (asprintf(&r, "original, lowered (ORT refused it: %s)", why) < 0) r = NULL;
+        if (asprintf(&r, "original, %s (ORT refused it: %s)", form, why) < 0) r = NULL;
         k->c->r->reference = r;
     }
-    cv_report_clear(&scratch);
     cv_model_free(low);
     return st;
 }
@@ -403,14 +499,23 @@ static void expected_not_this_models(checker *k, size_t bi, const oq_convert_che
         k->c->r->failure = NULL;
 }
 
+/* Whether output `name` is fed by a float16/bfloat16 Attention (cv_ctx.lowp_outputs). */
+static int lowp(const checker *k, const char *name)
+{
+    for (size_t i = 0; i < k->c->n_lowp; i++)
+        if (!strcmp(k->c->lowp_outputs[i], name)) return 1;
+    return 0;
+}
+
 static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor **conv, size_t n_out, oq_err *err)
 {
     oq_convert_report *r = k->c->r;
     const batch *b = &k->b[bi];
     for (size_t i = 0; i < n_out; i++) {
         const char *name = ref[i]->name;
+        int lp = lowp(k, name);
         oq_compare_opts o = oq_compare_opts_default(OQ_DTYPE_FLOAT32);
-        o.tol = oq_tolerances_get(k->tol, name);
+        o.tol = oq_tolerances_get(k->tol[lp], name);
         oq_status st = mask_axes(k, ref[i], b, &o, err);
         if (st) return st;
         oq_convert_check *ck = OQ_PUSH(r->checks, r->n_checks);
@@ -421,7 +526,7 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
             r->n_checks--;
             return oq_err_prefix(err, "%s: output '%s': ", b->label, name);
         }
-        oq_compare_judge_vacuous(&ck->vs_reference, k->preset);
+        oq_compare_judge_vacuous(&ck->vs_reference, k->preset[lp]);
         if (!ck->vs_reference.passed) note_failure(k, bi, "differs from the reference", NULL, &ck->vs_reference);
         const oq_tensor *want = b->expected ? oq_npz_get(b->expected, name) : NULL;
         if (b->expected && !want)
@@ -434,8 +539,8 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
         st = compare(conv[i], want, &o, &ck->vs_expected, err);
         if (!st) st = compare(ref[i], want, &o, &ck->ref_vs_expected, err);
         if (st) return oq_err_prefix(err, "%s: expected output '%s': ", b->expected->path ? b->expected->path : "", name);
-        oq_compare_judge_vacuous(&ck->vs_expected, k->preset);
-        oq_compare_judge_vacuous(&ck->ref_vs_expected, k->preset);
+        oq_compare_judge_vacuous(&ck->vs_expected, k->preset[lp]);
+        oq_compare_judge_vacuous(&ck->ref_vs_expected, k->preset[lp]);
         if (!ck->vs_expected.passed && !ck->ref_vs_expected.passed) expected_not_this_models(k, bi, ck);
         else if (!ck->vs_expected.passed)
             note_failure(k, bi, "differs from the expected outputs", "EXPECTED", &ck->vs_expected);
@@ -519,14 +624,19 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
     oq_status st = oq_model_inspect_proto(reference->orig, reference->name, &k.mi, err);
     if (!st) st = oq_seq_axes_check_model(reference->name, k.mi, k.mask, o->seq_axes, o->n_seq_axes, err);
     if (!st) st = unchecked_notes(c, reference, k.mi, err);
-    /* the attention dtype's tolerance only where some Attention of the output computes in it,
-     * asked for or not (a model converted before): one the passes left in float32 is held to
-     * float32's */
-    k.preset = oq_tolerance_for_dtype(c->computes_in);
-    if (!st) st = oq_tolerances_create(oq_tolerance_for_dtype(c->computes_in), &k.tol, err);
-    if (!st && o->tolerances) st = oq_tolerances_add(k.tol, o->tolerances, err);
+    /* the attention dtype's tolerance only for the outputs some Attention computing in it feeds,
+     * asked for or not (a model converted before): the others, and an Attention the passes left
+     * in float32, are held to float32's */
+    k.preset[0] = oq_tolerance_for_dtype(OQ_DTYPE_FLOAT32);
+    k.preset[1] = oq_tolerance_for_dtype(c->computes_in);
+    for (int i = 0; i < 2 && !st; i++) {
+        st = oq_tolerances_create(k.preset[i], &k.tol[i], err);
+        if (!st && o->tolerances) st = oq_tolerances_add(k.tol[i], o->tolerances, err);
+    }
     if (!st) st = o->n_batches ? given(&k, err) : generate(&k, err);
+    c->r->generated_inputs = !o->n_batches;
     if (!st) st = lengths(&k, err);
+    if (!st) st = exercise_mask(&k);
     oq_session *ref = NULL, *conv = NULL;
     if (!st) st = reference_session(&k, &ref, err);
     if (!st) {
@@ -548,7 +658,8 @@ oq_status cv_check(cv_ctx *c, cv_model *reference, cv_model *converted, oq_err *
     if (st == OQ_ERR_CHECK_FAILED) oq_err_set(err, st, "%s", c->r->failure ? c->r->failure : "the check failed");
     oq_session_free(conv);
     oq_session_free(ref);
-    oq_tolerances_free(k.tol);
+    oq_tolerances_free(k.tol[0]);
+    oq_tolerances_free(k.tol[1]);
     oq_model_info_free(k.mi);
     free_batches(&k);
     return st;

@@ -92,6 +92,8 @@ static void ctx_clear(cv_ctx *c)
 {
     for (size_t i = 0; i < c->n_contract; i++) free(c->contract_nodes[i]);
     free(c->contract_nodes);
+    for (size_t i = 0; i < c->n_lowp; i++) free(c->lowp_outputs[i]);
+    free(c->lowp_outputs);
 }
 
 /* ---- the passes ---------------------------------------------------------------------------- */
@@ -171,6 +173,10 @@ static void head_size_notes(cv_ctx *c, cv_model *m)
         int64_t h = cv_head_size(m, n, &heads, &from);
         char *note = oq_head_size_note(h, heads, from);
         if (note) cv_step(c->r, "cuda", n->name, "note", "%s", note);
+        else if (h < 0)
+            cv_step(c->r, "cuda", n->name, "note", "head size unknown (Q's and K's head axis is dynamic and the graph "
+                    "does not fix it): ORT's CUDA flash and memory-efficient kernels need a multiple of 8, so whether "
+                    "this node runs flash, memory-efficient attention or MATH on CUDA is not known: check it");
         free(note);
     }
 }
@@ -282,6 +288,45 @@ static oq_dtype computes_in(const cv_ctx *c, cv_model *m)
     return d;
 }
 
+/* Whether node `n` is an Attention computing in float16 or bfloat16 (its Q's type). */
+static int lowp_attention(cv_model *m, const Onnx__NodeProto *n)
+{
+    int r;
+    cv_dim d[OQ_SYM_MAX_RANK];
+    int32_t t = oq_node_is(n, "Attention") && n->n_input ? cv_type_of(m, n->input[0], &r, d) : 0;
+    return t == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 || t == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
+}
+
+/* Whether `value` is computed from a float16/bfloat16 Attention; seen[] marks the nodes walked. */
+static int fed_by_lowp(cv_model *m, const oq_gview *v, const char *value, unsigned char *seen)
+{
+    size_t i;
+    const Onnx__NodeProto *n = oq_gview_producer(v, value, &i);
+    if (!n || seen[i]) return 0;
+    seen[i] = 1;
+    if (lowp_attention(m, n)) return 1;
+    for (size_t j = 0; j < n->n_input; j++)
+        if (*n->input[j] && fed_by_lowp(m, v, n->input[j], seen)) return 1;
+    return 0;
+}
+
+/* The graph outputs some float16/bfloat16 Attention feeds, taken before --lower makes standard
+ * ops of it: the check holds them to the attention dtype's tolerance, every other output to
+ * float32's (an output no reduced attention reaches is computed as the original computes it). */
+static void lowp_outputs(cv_ctx *c, cv_model *m)
+{
+    const oq_gview *v = cv_view(m);
+    const Onnx__GraphProto *g = v ? oq_gview_graph(v) : NULL;
+    unsigned char *seen = g ? malloc(m->nodes.n + 1) : NULL;
+    for (size_t o = 0; seen && o < g->n_output; o++) {
+        memset(seen, 0, m->nodes.n + 1);
+        if (fed_by_lowp(m, v, g->output[o]->name, seen) && oq_strv_push(&c->lowp_outputs, &c->n_lowp, g->output[o]->name))
+            m->oom = 1;
+    }
+    if (!seen) m->oom = 1;
+    free(seen);
+}
+
 /* Head padding runs when asked, and by default with a float16/bfloat16 attention dtype (the
  * flash target) unless the attention is lowered to standard ops anyway. */
 static int pad_head(const oq_convert_opts *o)
@@ -309,6 +354,7 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     if (!st && (o->passes & OQ_CONVERT_EXPAND_MASK)) st = cv_pass_expand_mask(c, m, err);
     if (!st && pad_head(o)) st = cv_pass_pad_head(c, m, !!(o->passes & OQ_CONVERT_PAD_HEAD), err);
     if (!st && o->attention_dtype) st = cv_pass_attention_dtype(c, m, (int32_t)o->attention_dtype, emulate, err);
+    if (!st) lowp_outputs(c, m);
     if (!st && (o->passes & OQ_CONVERT_LOWER)) st = cv_pass_lower(c, m, err);
     if (st) return st;
     /* before the opset check: a node a pass replaced (a fused Softmax) is no node of the output */

@@ -25,7 +25,6 @@
 
 #include "convert/convert-impl.h"
 #include "status/terms-impl.h"
-#include "ortqual/advice.h"
 
 #define PAD_ALIGN 8
 #define FLASH_MAX_HEAD 256
@@ -39,7 +38,13 @@ typedef struct heads {
     int64_t qh, kvh;    /* head counts (rank 3: the attributes) */
     int64_t qk, v;      /* head sizes; -1 unknown */
     const char *qk_from, *v_from; /* where qk came from (cv_head_size); v_from NULL: V's own shape */
+    int unknown;        /* qk unknown: nothing states it */
 } heads;
+
+/* A scale is no head size: 1/sqrt(D) is only Attention's default, and T5 scales by 1 for any D. */
+static const char HEAD_UNKNOWN[] = "head size unknown: Q's and K's head axis is dynamic and no projection or "
+                                   "Reshape of the graph fixes it (the scale is not read as one: it need not be "
+                                   "1/sqrt(D)); declare Q's head axis as a fixed size";
 
 /* The rank of `x`: declared, else what the view infers; -1 unknown. */
 static int rank_of(cv_model *m, const char *x, cv_dim *d)
@@ -54,13 +59,16 @@ static int rank_of(cv_model *m, const char *x, cv_dim *d)
 }
 
 /* The head size of input `x` of a rank-`rank` node with `h` heads (rank 3), or -1 (also for
- * any rank but 3 and 4: an unknown one included). */
-static int64_t head_of(cv_model *m, const char *x, int rank, int64_t h)
+ * any rank but 3 and 4: an unknown one included): its last axis as declared, else as the graph
+ * computes it (*computed set). */
+static int64_t head_of(cv_model *m, const char *x, int rank, int64_t h, int *computed)
 {
     cv_dim d[OQ_SYM_MAX_RANK];
     if ((rank != 3 && rank != 4) || !x || !*x || rank_of(m, x, d) != rank) return -1;
-    int64_t last = d[rank - 1].value;
-    if (last <= 0 || d[rank - 1].param) return -1;
+    int64_t last = d[rank - 1].param ? -1 : d[rank - 1].value;
+    *computed = last <= 0;
+    if (last <= 0) last = cv_infer_last_dim(m, x);
+    if (last <= 0) return -1;
     if (rank == 4) return last;
     return h > 0 && last % h == 0 ? last / h : -1;
 }
@@ -70,17 +78,16 @@ int64_t cv_head_size(cv_model *m, const Onnx__NodeProto *n, int64_t *q_heads, co
     cv_dim d[OQ_SYM_MAX_RANK];
     const char *q = n->n_input > 0 ? n->input[0] : NULL, *k = n->n_input > 1 ? n->input[1] : NULL;
     int rank = q && *q ? rank_of(m, q, d) : -1;
-    int64_t qh = oq_node_attr_int(n, "q_num_heads", 0), h = head_of(m, q, rank, qh);
+    int computed = 0;
+    int64_t qh = oq_node_attr_int(n, "q_num_heads", 0), h = head_of(m, q, rank, qh, &computed);
     *q_heads = 0;
-    *from = "Q's shape";
+    *from = computed ? "Q's shape as the graph computes it" : "Q's shape";
     if (h > 0) {
         *q_heads = rank == 3 ? qh : d[1].value > 0 && !d[1].param ? d[1].value : 0;
         return h;
     }
-    *from = "K's shape";
-    if ((h = head_of(m, k, rank, oq_node_attr_int(n, "kv_num_heads", 0))) > 0) return h;
-    *from = "its scale"; /* 1/sqrt(D), as advice reads it */
-    h = oq_head_size_from_scale(oq_node_attr_float(n, "scale", 0));
+    h = head_of(m, k, rank, oq_node_attr_int(n, "kv_num_heads", 0), &computed);
+    *from = computed ? "K's shape as the graph computes it" : "K's shape";
     return h > 0 ? h : -1;
 }
 
@@ -110,8 +117,12 @@ static const char *read_heads(cv_model *m, const Onnx__NodeProto *n, heads *h, c
     if (h->qh > MAX_HEAD || h->kvh > MAX_HEAD) return "q_num_heads or kv_num_heads over 2^20";
     int64_t q_heads;
     h->qk = cv_head_size(m, n, &q_heads, &h->qk_from);
-    if (h->qk < 0) return "head size unknown (Q and K have no static head dimension, the scale is not 1/sqrt(D))";
-    h->v = head_of(m, n->input[2], h->rank, h->kvh);
+    if (h->qk < 0) {
+        h->unknown = 1;
+        return HEAD_UNKNOWN;
+    }
+    int computed;
+    h->v = head_of(m, n->input[2], h->rank, h->kvh, &computed);
     h->v_from = NULL;
     if (h->v < 0) {
         h->v = h->qk;
@@ -156,14 +167,15 @@ static const char *emit(cv_model *m, const char *op, size_t n_in, const char *co
     return y;
 }
 
-/* Zero-pad the last axis of rank-4 `x` by p (Pad with the pads as an initializer works
- * with dynamic shapes). */
-static const char *pad4(cv_model *m, const char *x, int64_t p, int32_t et, const char *hint)
+/* Zero-pad the last axis of rank-4 `x`, of head size dh, by p (Pad with the pads as an
+ * initializer works with dynamic shapes); declared dh + p, as known even where x's is not. */
+static const char *pad4(cv_model *m, const char *x, int64_t dh, int64_t p, int32_t et, const char *hint)
 {
     const int64_t pads[8] = {0, 0, 0, 0, 0, 0, 0, p};
     const char *in[2] = {x, cv_const_i64(m, "head_pads", 8, pads, 0)};
     cv_dim d[4];
     et = dims_of(m, x, 4, p, et, d);
+    d[3] = (cv_dim){dh + p, NULL};
     return emit(m, "Pad", 2, in, hint, NULL, et, 4, d);
 }
 
@@ -182,7 +194,7 @@ static const char *pad3(cv_model *m, const char *x, int64_t h, int64_t dh, int64
     cv_dim d[3];
     et = dims_of(m, x, 3, 0, et, d);
     const char *x4 = reshape(m, x, 4, split, hint, NULL, et, 4, (cv_dim[]){d[0], d[1], {h, NULL}, {dh, NULL}});
-    const char *p4 = pad4(m, x4, p, et, hint);
+    const char *p4 = pad4(m, x4, dh, p, et, hint);
     return reshape(m, p4, 3, merge, hint, NULL, et, 3, (cv_dim[]){d[0], d[1], {h * (dh + p), NULL}});
 }
 
@@ -231,7 +243,7 @@ static const char *pad_input(cv_model *m, const heads *h, const char *x, int64_t
                              int32_t et, const char *hint)
 {
     if (!p) return x;
-    return h->rank == 4 ? pad4(m, x, p, et, hint) : pad3(m, x, heads_n, dh, p, et, hint);
+    return h->rank == 4 ? pad4(m, x, dh, p, et, hint) : pad3(m, x, heads_n, dh, p, et, hint);
 }
 
 static void pad_one(cv_ctx *c, cv_model *m, size_t i, int asked)
@@ -241,10 +253,14 @@ static void pad_one(cv_ctx *c, cv_model *m, size_t i, int asked)
     heads h;
     const char *bad = read_heads(m, n, &h, why, sizeof why);
     if (!bad && h.qk % PAD_ALIGN == 0 && h.v == h.qk) return; /* flash's head sizes already */
-    if (bad) {
-        c->r->refused += asked ? 1 : 0;
-        cv_step(c->r, PASS, n->name, asked ? "refused" : "skipped", "not padded: %s; ORT's CUDA flash attention "
-                "needs a head size that is a multiple of 8", bad);
+    if (bad) { /* a head size nothing states is refused on by default too: flash-ready is never a guess */
+        int refuse = asked || h.unknown;
+        char said[160];
+        c->r->refused += refuse ? 1 : 0;
+        cv_step(c->r, PASS, n->name, refuse ? "refused" : "skipped", "not padded: %s; ORT's CUDA flash attention "
+                "needs a head size that is a multiple of 8%s", bad, h.unknown && !asked ? oq_terms(" (this pass is on "
+                "by default with a float16/bfloat16 attention dtype; keep_head_size turns it off)", said, sizeof said)
+                : "");
         return;
     }
     int64_t target = round_up(h.qk > h.v ? h.qk : h.v), pq = target - h.qk, pv = target - h.v;

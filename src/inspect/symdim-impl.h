@@ -66,6 +66,9 @@ typedef struct oq_sym_typed {
 oq_status oq_sym_infer(oq_symctx *c, oq_err *err);
 /* The tensors oq_sym_infer typed, in node order (*n of them). */
 const oq_sym_typed *oq_sym_inferred(const oq_symctx *c, size_t *n);
+/* The last axis of `value` as the graph computes it (every node inferred, declared or not: a
+ * declared dynamic size is no answer), a plain size, or -1 when the graph does not fix it. */
+int64_t oq_sym_computed_last(oq_symctx *c, const char *value);
 /* (oq_sym_infer's) c takes the n typed tensors and their index by producing node, both malloc'ed. */
 void oq_sym_adopt(oq_symctx *c, oq_sym_typed *typed, size_t n, size_t *slot);
 

@@ -268,3 +268,22 @@ oq_status oq_sym_infer(oq_symctx *sc, oq_err *err)
     oq_sym_adopt(sc, f.known, f.n, f.slot);
     return OQ_OK;
 }
+
+int64_t oq_sym_computed_last(oq_symctx *sc, const char *value)
+{
+    const oq_gview *v = oq_sym_view(sc);
+    const Onnx__GraphProto *g = oq_gview_graph(v);
+    inferer f = {v, sc, NULL, 0, calloc(g->n_node ? g->n_node : 1, sizeof *f.slot), 0};
+    f.oom = !f.slot;
+    for (size_t i = 0; !f.oom && i < g->n_node; i++) { /* every node: a declared dynamic size is no answer */
+        const Onnx__NodeProto *n = g->node[i];
+        tinfo t;
+        if (n->n_output && *n->output[0] && infer_node(&f, n, &t) && t.rank > 0 && t.rank <= R)
+            remember(&f, i, n->output[0], &t);
+    }
+    tinfo t = f.oom ? (tinfo){0, -1, {{0}}} : type_of(&f, value);
+    free(f.known);
+    free(f.slot);
+    oq_symdim last = t.rank > 0 ? t.d[t.rank - 1] : unknown();
+    return last.n == 0 && last.coef > 0 ? last.coef : -1;
+}
