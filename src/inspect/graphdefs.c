@@ -1,6 +1,7 @@
 /* Each value of a graph defined once, and no cycle (graphdefs-impl.h). ORT refuses neither a
  * Constant node shadowing an initializer of its name (it runs the node's value) nor, in every
  * path, a second producer: what ortqual read (a scale, a fused chain) was then not what ran. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,22 +84,34 @@ static long producer(const def *p, size_t n, const char *value)
     return d ? (long)d->index : -1;
 }
 
+/* fmt appended to buf[n] at *used, cut where it is full. */
+static void append(char *buf, size_t n, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
+{
+    if (*used >= n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *used, n - *used, fmt, ap);
+    va_end(ap);
+    if (k > 0) *used += (size_t)k;
+}
+
 /* One cycle among the nodes Kahn's algorithm left (left[i]), in words: from a node left, its
  * inputs are followed back to a node left until one repeats, which is on a cycle. */
 static oq_status cycle_said(const Onnx__GraphProto *g, const def *p, size_t np, const unsigned char *left,
                             const char *name, oq_err *err)
 {
     size_t n = g->n_node, cur = 0;
-    long *from = malloc(n * sizeof *from), *step = malloc(n * sizeof *step);
+    long *from = malloc(n * sizeof *from);
+    unsigned char *seen = calloc(n, 1);
     const char **via = malloc(n * sizeof *via);
-    if (!from || !step || !via) {
-        free(from), free(step), free(via);
+    if (!from || !seen || !via) {
+        free(from), free(seen), free(via);
         return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", name);
     }
     while (!left[cur]) cur++;
-    for (size_t i = 0; i < n; i++) step[i] = -1;
-    for (long s = 0; step[cur] < 0; s++) { /* a node left reads a value of another one left */
-        step[cur] = s;
+    while (!seen[cur]) { /* a node left reads a value of another one left */
+        seen[cur] = 1;
         for (size_t k = 0; k < g->node[cur]->n_input; k++) {
             long q = producer(p, np, g->node[cur]->input[k]);
             if (q >= 0 && left[q]) {
@@ -108,16 +121,16 @@ static oq_status cycle_said(const Onnx__GraphProto *g, const def *p, size_t np, 
         }
         cur = (size_t)from[cur];
     }
-    char said[700] = "", a[300];
+    char said[900] = "", a[300];
     size_t used = 0, hops = 0, start = cur;
-    do {
-        used += (size_t)snprintf(said + used, used < sizeof said ? sizeof said - used : 0, "%s reads '%s' of ",
-                                 hops ? ", which" : node_str(g, cur, a, sizeof a), via[cur]);
+    append(said, sizeof said, &used, "%s", node_str(g, cur, a, sizeof a));
+    do { /* six hops at most: the line names a cycle, not all of a long one */
+        append(said, sizeof said, &used, "%s reads '%s' of ", hops ? ", which" : "", via[cur]);
         cur = (size_t)from[cur];
-        if (used < sizeof said) used += (size_t)snprintf(said + used, sizeof said - used, "%s", node_str(g, cur, a, sizeof a));
+        append(said, sizeof said, &used, "%s", node_str(g, cur, a, sizeof a));
         hops++;
     } while (cur != start && hops < 6);
-    free(from), free(step), free(via);
+    free(from), free(seen), free(via);
     return oq_err_set(err, OQ_ERR_FORMAT, "%s: the graph has a cycle (in the model as given): %s%s", name, said,
                       cur != start ? ", ..." : "");
 }
@@ -160,8 +173,8 @@ static oq_status acyclic(const Onnx__GraphProto *g, const def *d, size_t n, cons
     edges e = {0};
     size_t *queue = malloc((nn + 1) * sizeof *queue);
     unsigned char *left = malloc(nn + 1);
-    oq_status st = p && queue && left && edges_make(g, p, np, &e) ? OQ_OK
-                                                                  : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", name);
+    int made = p && queue && left && edges_make(g, p, np, &e);
+    oq_status st = made ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", name);
     for (size_t j = 0; !st && j < nn; j++)
         if (!e.indeg[j]) queue[tail++] = j;
     for (; !st && placed < tail; placed++)

@@ -147,14 +147,15 @@ oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err)
     Onnx__ModelProto *p = NULL;
     if (!st) st = oq_model_unpack_checked(m->bytes, m->n, path, OQ_UNPACK_LEAN, &p, err);
     if (!st && oq_model_inspect_proto(p, path, &m->mi, &m->inspected)) m->mi = NULL;
-    oq_err ext = OQ_ERR_INIT; /* a file cut short, before any work (a missing one: the identity says) */
-    if (!st && oq_model_ext_check(p->graph, path, &ext) && ext.status != OQ_ERR_IO) st = oq_err_set(err, ext.status, "%s", ext.msg);
-    if (p) onnx__model_proto__free_unpacked(p, NULL);
     size_t n = !st && m->mi ? m->mi->n_external_files : 0;
     char own[65], (*shas)[65] = n ? calloc(n, sizeof *shas) : NULL;
     if (n && !shas) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st) oq_sha256_buf(m->bytes, m->n, own);
     if (!st) st = hash_ext(m, shas, err);
+    oq_err ext = OQ_ERR_INIT; /* a file cut short, before any work (a missing one: the identity says) */
+    if (!st && oq_model_ext_check(p->graph, path, &ext) && ext.status != OQ_ERR_IO)
+        st = oq_err_set(err, ext.status, "%s", ext.msg);
+    if (p) onnx__model_proto__free_unpacked(p, NULL);
     if (!st && m->unhashed.status) *m->sha256 = 0;
     else if (!st) identity_of(own, n ? m->mi->external_files : NULL, shas, n, m->sha256);
     free(shas);
