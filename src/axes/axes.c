@@ -80,6 +80,52 @@ static oq_status ambiguous(const oq_axes_rule *r, const char *kind, const char *
                       are ? "are " : "", c->n == 2 ? "both" : "all", how, said, fix);
 }
 
+/* The axes before `seq` of the batch's size B, into *c: the batch axis is one of them. */
+static void batch_sized(const oq_axes_rule *r, const int64_t *shape, int32_t seq, cands *c)
+{
+    c->n = 0;
+    for (int32_t d = 0; d < seq; d++)
+        if (shape[d] == r->batch) c->axis[c->n++] = d;
+}
+
+/* What an entry for sequence axes up to `seq` must add where axis 0 is not the only axis of size
+ * B before it (a stacked KV cache [2, B, H, L, D] with B = 2): "" or " (with ,batch=AXIS added:
+ * axes 0 and 1 both have the batch's size 2)", into buf. */
+static const char *batch_hint(const oq_axes_rule *r, const int64_t *shape, int32_t seq, char *buf, size_t n)
+{
+    cands b;
+    char axes[128];
+    batch_sized(r, shape, seq, &b);
+    axes_list(&b, "", " and ", axes, sizeof axes);
+    buf[0] = 0;
+    if (b.n > 1)
+        snprintf(buf, n, " (with ,batch=AXIS added: axes %s %s have the batch's size %lld)", axes,
+                 b.n == 2 ? "both" : "all", (long long)r->batch);
+    return buf;
+}
+
+/* The batch axis where nothing declares it: axis 0 only where no other axis before the sequence
+ * axis `seq` has size B too; else OQ_ERR_INVALID_ARG naming the candidates (masking the wrong
+ * one sets valid elements apart unjudged). */
+static oq_status batch_unsaid(const oq_axes_rule *r, const char *kind, const char *name, int32_t ndim,
+                              const int64_t *shape, int32_t seq, oq_err *err)
+{
+    cands b;
+    batch_sized(r, shape, seq, &b);
+    if (b.n < 2) return OQ_OK;
+    char at[600], axes[128], said[1200], pre[300];
+    where(r, kind, name, ndim, shape, at, sizeof at);
+    axes_list(&b, "", " and ", axes, sizeof axes);
+    snprintf(pre, sizeof pre, "%s=%d,batch=", name, (int)seq);
+    axes_list(&b, pre, " or ", said, sizeof said);
+    if (!strcmp(kind, "input"))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s have the batch's size %lld and the model names "
+                          "none the batch", at, axes, b.n == 2 ? "both" : "all", (long long)r->batch);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%ssequence axis %d: axes %s %s have the batch's size %lld and the "
+                      "model names none the batch: say which with seq_axes %s (a stacked KV cache [2, B, H, L, D] "
+                      "has it on axis 1)", at, (int)seq, axes, b.n == 2 ? "both" : "all", (long long)r->batch, said);
+}
+
 static oq_status decide(const cands *c, int32_t batch, oq_mask_axes *a)
 {
     if (c->n == 1) *a = (oq_mask_axes){.masked = 1, .batch = batch, .seq = c->axis[0]};
@@ -92,11 +138,13 @@ static oq_status by_caller(const oq_axes_rule *r, const oq_seq_axis *said, const
 {
     if (said->axis == OQ_SEQ_AXIS_NONE) return OQ_OK;
     int32_t b = said->batch_said ? said->batch : declared_batch(o, m), s = said->axis;
-    b = b < 0 ? 0 : b;
     char at[600];
     where(r, "output", name, ndim, shape, at, sizeof at);
     if (s < 0 || s >= ndim)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d: it has %d axes", at, name, (int)s, (int)ndim);
+    oq_status st = b < 0 ? batch_unsaid(r, "output", name, ndim, shape, s, err) : OQ_OK;
+    if (st) return st;
+    b = b < 0 ? 0 : b;
     if (b >= ndim)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "%sseq_axes %s=%d,batch=%d: it has %d axes", at, name, (int)s,
                           (int)b, (int)ndim);
@@ -148,6 +196,8 @@ static oq_status by_denotations(const oq_axes_rule *r, const oq_io_info *o, cons
         if (d != (b < 0 ? 0 : b) && shape[d] == r->seq) c.axis[c.n++] = d; /* another length's is not the mask's */
     }
     *decided = b >= 0 || time;
+    oq_status st = b < 0 && c.n == 1 ? batch_unsaid(r, kind, name, ndim, shape, c.axis[0], err) : OQ_OK;
+    if (st) return st;
     b = b < 0 ? 0 : b;
     if (!*decided || shape[b] != r->batch) return OQ_OK;
     char how[300];
@@ -203,9 +253,11 @@ static oq_status batch_like_length(const oq_axes_rule *r, const char *kind, cons
     if (!strcmp(kind, "input")) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s", at, axes, how);
     snprintf(pre, sizeof pre, "%s=", name);
     axes_list(c, pre, " or ", said, sizeof said);
+    char hint[200];
     return oq_err_set(err, OQ_ERR_INVALID_ARG, "%saxes %s %s: say which is the sequence with seq_axes %s (the batch "
-                      "on axis 0) or %s=0,batch=%d (sequence first), or export with named dynamic axes (or the axes "
-                      "denoted DATA_BATCH and DATA_TIME)", at, axes, how, said, name, (int)c->axis[0]);
+                      "on axis 0)%s or %s=0,batch=%d (sequence first), or export with named dynamic axes (or the axes "
+                      "denoted DATA_BATCH and DATA_TIME)", at, axes, how, said,
+                      batch_hint(r, shape, c->axis[c->n - 1], hint, sizeof hint), name, (int)c->axis[0]);
 }
 
 /* One axis of size L, but the sizes cannot tell it is the sequence: a [B, L] output is as well
@@ -230,9 +282,10 @@ static oq_status not_only_length(const oq_axes_rule *r, const char *kind, const 
                  "(a [B, C, L] %s of C rows of L scores), and the model names neither", (int)axis,
                  (long long)r->seq, kind);
     if (!strcmp(kind, "input")) return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s", at, how);
-    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s: say seq_axes %s=%d if it is per position, or %s=none, or "
+    char hint[200];
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s%s: say seq_axes %s=%d%s if it is per position, or %s=none, or "
                       "export with named dynamic axes (or the sequence axis denoted DATA_TIME)", at, how, name,
-                      (int)axis, name);
+                      (int)axis, batch_hint(r, shape, axis, hint, sizeof hint), name);
 }
 
 /* Axis 0 of size B, then axis 1 of size L, where nothing else could be read from the sizes:
@@ -251,9 +304,10 @@ static oq_status by_sizes(const oq_axes_rule *r, const char *kind, const char *n
     char how[300];
     snprintf(how, sizeof how, "have the mask's padded length %lld and the model names %s", (long long)r->seq,
              c.n == 2 ? "neither" : "none of them");
-    if (c.n > 1)
-        return ambiguous(r, kind, name, ndim, shape, &c, 0, how,
-                         ", or export with named dynamic axes (or the sequence axis denoted DATA_TIME)", err);
+    char fix[300], hint[200];
+    snprintf(fix, sizeof fix, "%s, or export with named dynamic axes (or the sequence axis denoted DATA_TIME)",
+             batch_hint(r, shape, c.axis[c.n - 1], hint, sizeof hint));
+    if (c.n > 1) return ambiguous(r, kind, name, ndim, shape, &c, 0, how, fix, err);
     const oq_io_info *w = ndim == 2 ? NULL : width_like_length(r, name);
     if (ndim == 2 || w || c.axis[0] != 1) return not_only_length(r, kind, name, ndim, shape, c.axis[0], w, err);
     return decide(&c, 0, a);

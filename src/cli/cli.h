@@ -462,8 +462,9 @@ void oq_cli_seq_axes_clear(struct oq_cli_seq_axes *s);
                     "the axis of OUTPUT that the mask's lengths run along (repeatable),\n"         \
                     "where the model's dim names or denotations do not say it and the\n"         \
                     "sizes cannot; none: OUTPUT is not per position, every element\n"           \
-                    "valid; AXIS,batch=AXIS: the batch axis too (sequence first: 0,batch=1)\n"  \
-                    "(docs/real-models.md)")
+                    "valid; AXIS,batch=AXIS: the batch axis too (sequence first: 0,batch=1;\n"  \
+                    "needed where two axes before AXIS have the batch's size, as a stacked\n"   \
+                    "KV cache [2,B,H,L,D] with B = 2: 3,batch=1) (docs/real-models.md)")
 struct oq_validate_summary;
 struct oq_validate_progress;
 /* Colour only for a terminal, and never when NO_COLOR is set (and not empty). */

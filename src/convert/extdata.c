@@ -15,6 +15,7 @@
 
 #include "convert/convert-impl.h"
 #include "fileio/fileio-impl.h"
+#include "inspect/extref-impl.h"
 #include "inspect/model-impl.h"
 #include "ortqual/fileio.h"
 
@@ -27,89 +28,9 @@
 /* dir/location's room, NUL included. */
 #define CV_EXT_PATH 4096
 
-typedef struct ext_ref {
-    const char *location;
-    int64_t offset, length;
-} ext_ref;
-
 int cv_ext_is(const Onnx__TensorProto *t)
 {
     return t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-}
-
-/* The bytes a tensor's type and shape need (4-bit types packed two to a byte, as ONNX stores
- * them); an oq_status with the message where no count exists: a type without a fixed size (a
- * string tensor has no raw bytes to put outside), a negative or overflowing shape. */
-static oq_status tensor_bytes(const cv_model *m, const Onnx__TensorProto *t, int64_t *bytes, oq_err *err)
-{
-    const char *who = t->name ? t->name : "";
-    int bits = oq_onnx_elem_bits(t->data_type);
-    if (!bits)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': data type %d has no fixed element size, so it "
-                          "cannot be stored in external data", m->name, who, (int)t->data_type);
-    int64_t n = 1;
-    for (size_t i = 0; i < t->n_dims; i++) {
-        if (t->dims[i] < 0)
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': dimension %zu is %lld", m->name, who, i,
-                              (long long)t->dims[i]);
-        if (t->dims[i] && n > INT64_MAX / 16 / t->dims[i]) /* 16: complex128's bytes, the largest */
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': its shape holds more than 2^59 elements",
-                              m->name, who);
-        n *= t->dims[i];
-    }
-    *bytes = bits == 4 ? (n + 1) / 2 : n * (bits / 8);
-    return OQ_OK;
-}
-
-/* A byte count as ORT reads one: decimal digits alone (ORT refuses "+0" and " 0"). */
-static int parse_i64(const char *s, int64_t *v)
-{
-    if (!s || !*s || strspn(s, "0123456789") != strlen(s)) return 0;
-    errno = 0;
-    long long x = strtoll(s, NULL, 10);
-    if (errno) return 0;
-    *v = x;
-    return 1;
-}
-
-/* The keys of an external_data entry ORT reads; any other key ORT refuses ("model format
- * error!"), after the work here, so it is refused before it. */
-static int key_known(const char *k)
-{
-    return !strcmp(k, "location") || !strcmp(k, "offset") || !strcmp(k, "length") || !strcmp(k, "checksum") ||
-           !strncmp(k, "prepacked", 9);
-}
-
-static oq_status ref_of(const cv_model *m, const Onnx__TensorProto *t, ext_ref *r, oq_err *err)
-{
-    const char *off = NULL, *len = NULL, *who = t->name ? t->name : "";
-    *r = (ext_ref){NULL, 0, 0};
-    oq_status st = tensor_bytes(m, t, &r->length, err);
-    if (st) return st;
-    for (size_t i = 0; i < t->n_external_data; i++) { /* a key given twice: the last, as ORT reads it */
-        const char *k = t->external_data[i]->key, *v = t->external_data[i]->value;
-        if (!k || !key_known(k))
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data key '%s' is none of "
-                              "location, offset, length, checksum", m->name, who, k ? k : "");
-        if (!strcmp(k, "location")) r->location = v;
-        else if (!strcmp(k, "offset")) off = v;
-        else if (!strcmp(k, "length")) len = v;
-    }
-    st = oq_ext_location_check(NULL, r->location, err); /* before any work */
-    if (st) return oq_err_prefix(err, "%s: initializer '%s': ", m->name, who), st;
-    if (off && !parse_i64(off, &r->offset))
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data offset '%s' is not a "
-                          "byte count", m->name, who, off);
-    int64_t want = r->length;
-    if (len && !parse_i64(len, &r->length))
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length '%s' is not a "
-                          "byte count", m->name, who, len);
-    if (r->length == 0) /* ORT takes 0 as not given and reads the bytes the type and shape need */
-        r->length = want;
-    if (r->length != want)
-        return oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data length %lld, its type "
-                          "and shape need %lld", m->name, who, (long long)r->length, (long long)want);
-    return OQ_OK;
 }
 
 /* The same file, unchanged: a rewrite in place moves its mtime (or, set back, its ctime), a
@@ -162,7 +83,7 @@ oq_status cv_ext_same(const cv_model *first, const cv_model *later, oq_err *err)
 }
 
 /* dir/location (into path[CV_EXT_PATH]) opened, with the tensor's bytes inside it, and as first seen. */
-static oq_status open_ref(cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, int *fd, char *path,
+static oq_status open_ref(cv_model *m, const Onnx__TensorProto *t, const oq_ext_ref *r, int *fd, char *path,
                           oq_err *err)
 {
     const char *who = t->name ? t->name : "";
@@ -183,11 +104,7 @@ static oq_status open_ref(cv_model *m, const Onnx__TensorProto *t, const ext_ref
         return st;
     }
     oq_status st = seen(m, path, &sb, err); /* first: a file cut short since is a change, not a short file */
-    if (!st && (r->offset > (int64_t)sb.st_size || r->length > (int64_t)sb.st_size - r->offset))
-        st = oq_err_set(err, OQ_ERR_FORMAT, "%s: initializer '%s': external data %s holds %lld bytes, the "
-                        "tensor needs bytes %lld..%llu", m->name, who, path, (long long)sb.st_size,
-                        (long long)r->offset, /* both at most INT64_MAX: their sum fits unsigned */
-                        (unsigned long long)r->offset + (unsigned long long)r->length);
+    if (!st) st = oq_ext_ref_fits(m->name, t, r, path, (int64_t)sb.st_size, err);
     if (st) {
         close(*fd);
         *fd = -1;
@@ -207,7 +124,7 @@ static int pread_all(int fd, void *buf, size_t n, int64_t off)
 }
 
 /* Initializer i read into the model (a small one). */
-static oq_status read_in(cv_model *m, size_t i, const ext_ref *r, oq_err *err)
+static oq_status read_in(cv_model *m, size_t i, const oq_ext_ref *r, oq_err *err)
 {
     const Onnx__TensorProto *t = m->inits.v[i];
     int fd;
@@ -233,8 +150,8 @@ oq_status cv_ext_load(cv_model *m, const char *dir, oq_err *err)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: initializer '%s' has external data, which needs the "
                               "model's path", m->name, t->name ? t->name : "");
         if (!m->dir && !(m->dir = strdup(dir))) return cv_oom(m, err);
-        ext_ref r;
-        oq_status st = ref_of(m, t, &r, err);
+        oq_ext_ref r;
+        oq_status st = oq_ext_ref_of(m->name, t, &r, err);
         if (!st && r.length <= CV_EXT_INLINE_MAX) st = read_in(m, i, &r, err);
         else if (!st) {
             int fd;
@@ -272,7 +189,7 @@ static oq_status still_seen(cv_model *m, int fd, const char *path, oq_err *err)
 }
 
 /* The tensor's bytes appended to `out` at `*at` (aligned), from its source file. */
-static oq_status copy_ref(cv_model *m, const Onnx__TensorProto *t, const ext_ref *r, FILE *out, int64_t *at,
+static oq_status copy_ref(cv_model *m, const Onnx__TensorProto *t, const oq_ext_ref *r, FILE *out, int64_t *at,
                           const char *out_path, oq_err *err)
 {
     static const char zeros[CV_EXT_ALIGN];
@@ -308,9 +225,9 @@ oq_status cv_ext_write(cv_model *m, oq_atomic_file *af, oq_err *err)
     int64_t at = 0;
     for (size_t i = 0; !st && i < m->inits.n; i++) {
         const Onnx__TensorProto *t = m->inits.v[i];
-        ext_ref r;
+        oq_ext_ref r;
         if (!cv_ext_is(t)) continue;
-        st = ref_of(m, t, &r, err);
+        st = oq_ext_ref_of(m->name, t, &r, err);
         if (!st) st = copy_ref(m, t, &r, af->fp, &at, af->path, err);
         if (!st && !cv_init_external(m, i, base, at, r.length)) st = cv_oom(m, err);
         at += r.length;

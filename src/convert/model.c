@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "convert/convert-impl.h"
+#include "inspect/graphdefs-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/model-impl.h"
 
@@ -196,6 +197,10 @@ oq_status cv_model_load(const void *buf, size_t len, const char *name, const cha
     if (why) {
         onnx__model_proto__free_unpacked(pm, NULL);
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (%s)", name, why);
+    }
+    if ((bad = oq_graph_defs_check(pm->graph, name, err))) {
+        onnx__model_proto__free_unpacked(pm, NULL);
+        return bad;
     }
     if (!pm->graph->n_output) { /* ORT cannot run it, and every node would be pruned */
         onnx__model_proto__free_unpacked(pm, NULL);

@@ -11,9 +11,11 @@
 #include "core/core-impl.h"
 #include "fileio/fileio-impl.h"
 #include "inspect/constidx-impl.h"
+#include "inspect/graphdefs-impl.h"
 #include "inspect/heads-impl.h"
 #include "inspect/inspect-impl.h"
 #include "inspect/model-impl.h"
+#include "inspect/modelfile-impl.h"
 #include "inspect/sdpa-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
@@ -434,6 +436,7 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
     if (!m->has_ir_version || m->ir_version <= 0) st = not_onnx(err, name, "no ir_version");
     else if (!m->graph) st = not_onnx(err, name, "no graph");
     else if (!m->n_opset_import) st = not_onnx(err, name, "no opset_import");
+    if (!st) st = oq_graph_defs_check(m->graph, name, err);
     oq_model_info *mi = st ? NULL : calloc(1, sizeof *mi);
     if (!st && !mi) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st) return st;
@@ -508,6 +511,11 @@ oq_status oq_model_inspect_file(const char *path, oq_model_info **out, oq_err *e
     *out = NULL;
     oq_status st = oq_model_proto_read(path, &m, err);
     if (!st) st = oq_model_inspect_proto(m, path, out, err);
+    oq_err ext = OQ_ERR_INIT; /* said, not refused: a model is read without its data too */
+    if (!st && oq_model_ext_check(m->graph, path, &ext)) {
+        ctx c = {0};
+        add_warning(&c, *out, dupf(&c, "%s (ONNX Runtime cannot load the model so)", ext.msg));
+    }
     if (m) onnx__model_proto__free_unpacked(m, NULL);
     return st;
 }

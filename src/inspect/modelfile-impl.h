@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "fileio/fileio-impl.h"
+#include "onnx.pb-c.h"
 #include "ortqual/inspect.h"
 #include "ortqual/status.h"
 
@@ -38,5 +39,10 @@ oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err);
  * OQ_ERR_RUNTIME "PATH: changed during the run (sha256 X in the plan, Y now)" otherwise. */
 oq_status oq_model_file_unchanged(const oq_model_file *m, const char *planned, oq_err *err);
 void oq_model_file_clear(oq_model_file *m);
+/* Every external initializer of g, of the model at `path`, as convert checks it before it reads
+ * the data: its reference (oq_ext_ref_of), its file there (OQ_ERR_IO naming it: missing,
+ * unreadable, not a regular file) and holding its bytes (OQ_ERR_FORMAT: a file cut short, which
+ * ORT reports only when a session loads it, in its own words). The first found. */
+oq_status oq_model_ext_check(const Onnx__GraphProto *g, const char *path, oq_err *err);
 
 #endif

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/core-impl.h"
+#include "inspect/extref-impl.h"
 #include "inspect/model-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "ortqual/fileio.h"
@@ -102,6 +104,41 @@ static oq_status hash_ext(oq_model_file *m, char (*shas)[65], oq_err *err)
     return st;
 }
 
+/* Initializer t's file (in `dir`) there, regular and holding r's bytes. */
+static oq_status ext_fits(const char *path, const char *dir, const Onnx__TensorProto *t, const oq_ext_ref *r,
+                          oq_err *err)
+{
+    oq_err e = OQ_ERR_INIT;
+    struct stat sb;
+    char file[4200];
+    snprintf(file, sizeof file, "%s/%s", dir, r->location);
+    int fd = oq_ext_open(dir, r->location, &e);
+    int regular = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (fd >= 0) close(fd);
+    if (fd < 0)
+        return oq_err_set(err, e.status, "%s: initializer '%s': %s", path, t->name ? t->name : "", e.msg);
+    if (!regular)
+        return oq_err_set(err, OQ_ERR_IO, "%s: initializer '%s': external data %s: not a regular file", path,
+                          t->name ? t->name : "", file);
+    return oq_ext_ref_fits(path, t, r, file, (int64_t)sb.st_size, err);
+}
+
+oq_status oq_model_ext_check(const Onnx__GraphProto *g, const char *path, oq_err *err)
+{
+    char *dir = folder_of(path);
+    if (!dir) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && g && i < g->n_initializer; i++) {
+        const Onnx__TensorProto *t = g->initializer[i];
+        if (!t->has_data_location || t->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) continue;
+        oq_ext_ref r;
+        st = oq_ext_ref_of(path, t, &r, err);
+        if (!st) st = ext_fits(path, dir, t, &r, err);
+    }
+    free(dir);
+    return st;
+}
+
 oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err)
 {
     memset(m, 0, sizeof *m);
@@ -110,12 +147,15 @@ oq_status oq_model_file_read(const char *path, oq_model_file *m, oq_err *err)
     Onnx__ModelProto *p = NULL;
     if (!st) st = oq_model_unpack_checked(m->bytes, m->n, path, OQ_UNPACK_LEAN, &p, err);
     if (!st && oq_model_inspect_proto(p, path, &m->mi, &m->inspected)) m->mi = NULL;
-    if (p) onnx__model_proto__free_unpacked(p, NULL);
     size_t n = !st && m->mi ? m->mi->n_external_files : 0;
     char own[65], (*shas)[65] = n ? calloc(n, sizeof *shas) : NULL;
     if (n && !shas) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (!st) oq_sha256_buf(m->bytes, m->n, own);
     if (!st) st = hash_ext(m, shas, err);
+    oq_err ext = OQ_ERR_INIT; /* a file cut short, before any work (a missing one: the identity says) */
+    if (!st && oq_model_ext_check(p->graph, path, &ext) && ext.status != OQ_ERR_IO)
+        st = oq_err_set(err, ext.status, "%s", ext.msg);
+    if (p) onnx__model_proto__free_unpacked(p, NULL);
     if (!st && m->unhashed.status) *m->sha256 = 0;
     else if (!st) identity_of(own, n ? m->mi->external_files : NULL, shas, n, m->sha256);
     free(shas);

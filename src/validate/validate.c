@@ -1502,6 +1502,30 @@ static oq_status check_reference_heads(const run_ctx *c, oq_err *err)
     return OQ_OK;
 }
 
+/* The reference is the user's saved outputs: prepare writes them beside the inputs. */
+static int expects(const oq_validate_opts *o) { return o->n_configs && oq_config_is_expected(&o->configs[0]); }
+
+/* --force over an earlier result with the user's batches: they are checked first, written into
+ * the work folder and removed, so that a refusal of one (ids out of a table, a bad seq_axes) leaves
+ * the earlier result as it was; its files go only once every check passed. */
+static oq_status precheck_batches(const run_ctx *c, oq_err *err)
+{
+    const oq_validate_opts *o = c->o;
+    char summary[OQ_PATH_BUF], list[OQ_PATH_BUF];
+    snprintf(summary, sizeof summary, "%s/summary.json", o->outdir);
+    if (!o->n_input_files || oq_shard_is_run(o) || o->shard.prepare || access(summary, F_OK) != 0) return OQ_OK;
+    oq_validate_opts dry = *o;
+    dry.outdir = c->workdir;
+    snprintf(list, sizeof list, "%s/precheck.jsonl", c->workdir);
+    oq_batch_sink k = {.list_path = list, .interrupt = o->interrupt};
+    oq_status st = oq_fopen_scratch(list, &k.list, err);
+    if (!st) st = oq_validate_prepare_batches(&dry, &c->sig, expects(o), &k, err);
+    if (k.list) fclose(k.list);
+    oq_validate_unprepare(&dry, expects(o), &k);
+    unlink(list);
+    return st;
+}
+
 static oq_status setup(run_ctx *c, oq_err *err)
 {
     const oq_validate_opts *o = c->o;
@@ -1527,6 +1551,7 @@ static oq_status setup(run_ctx *c, oq_err *err)
     if (!st) st = check_reference_heads(c, err);
     if (!st) st = check_tolerances(o, &c->sig, err);
     if (!st) st = record_signature(c, err);
+    if (!st) st = precheck_batches(c, err);
     /* a signal ends the run here too: a call it interrupted has failed or gone on without it */
     if (!st && interrupted(o))
         st = oq_err_set(err, OQ_ERR_RUNTIME, "interrupted by SIG%s while setting up", sig_abbrev((int)*o->interrupt));
@@ -1557,9 +1582,6 @@ static void record_error(const run_ctx *c, const oq_err *e)
     snprintf(path, sizeof path, "%s/error.json", c->o->outdir);
     oq_error_record_write(path, e, NULL);
 }
-
-/* The reference is the user's saved outputs: prepare writes them beside the inputs. */
-static int expects(const oq_validate_opts *o) { return o->n_configs && oq_config_is_expected(&o->configs[0]); }
 
 /* The folder still holds an earlier run's result (--force): this run stopped before its first
  * write, which replaces it (a shard's, after its plan check), so it wrote nothing there. */

@@ -68,9 +68,10 @@ expect 1 "fuse +refused +Softmax_p: a score scale that is not a scalar" $Q conve
 # ten times fp32's tolerance; --flash says the float mask keeps it from flash
 expect 0 "fusable: scale 0\.3, additive mask of 2 terms" $Q inspect two_adds.onnx
 expect 0 "fusable: scale 0\.3, Where mask and 1 additive term" $Q inspect bias_pad.onnx
-# (y [B, H, L, D] is static: the sizes read a sequence on axis 1 only, so its axis 2 is said)
+# (y [B, H, L, D] is static with B = H = 2: the sizes read a sequence on axis 1 only and the batch on
+# axis 0 or 1, so both are said)
 for m in two_adds bias_pad pad_bias; do
-    seq=; [ $m = two_adds ] || seq="--seq-axis y=2"
+    seq=; [ $m = two_adds ] || seq="--seq-axis y=2,batch=0"
     expect 0 "fuse +fused +Softmax_p: Attention 'attention': scale 0\.3, .* 'attn_bias_(sum|masked)'" \
         $Q convert $m.onnx -o ${m}_23.onnx --fuse $seq
     expect 0 "batch 1 vs reference +y: PASS" $Q convert $m.onnx -o ${m}_23.onnx --fuse --force $seq
@@ -87,7 +88,7 @@ q, k, v = (rng.standard_normal((2, 2, 4, 8)).astype(np.float32) for _ in range(3
 np.savez("bp_in.npz", q=q, k=k, v=v, mask=np.array([[1, 1, 1, 1], [1, 1, 0, 0]], bool))
 PYEOF
 expect 0 "batch 0 vs reference +y: PASS" $Q convert bias_pad.onnx -o bp_checked.onnx --fuse --inputs bp_in.npz \
-    --seq-axis y=2 --tolerance rtol=1e-5,atol=1e-6
+    --seq-axis y=2,batch=0 --tolerance rtol=1e-5,atol=1e-6
 expect 1 "fuse +note +Softmax_p: attn_mask 'attn_bias_masked' sums the chain's Where mask and 1 additive term into one float mask: ORT's CUDA flash attention takes no attn_mask" \
     $Q convert bias_pad.onnx --plan --flash
 
