@@ -14,7 +14,7 @@ e2e_start
 expect 0 "fusable: scale 0\.3, 2 Where masks$" $Q inspect two_wheres.onnx
 expect 0 "fusable: scale 0\.3, 2 Where masks and 1 additive term$" $Q inspect two_wheres_bias.onnx
 for m in two_wheres two_fills two_wheres_bias; do
-    out=$($Q convert $m.onnx -o ${m}_23.onnx --fuse --seq-axis y=2 2>&1)
+    out=$($Q convert $m.onnx -o ${m}_23.onnx --fuse --seq-axis y=2,batch=0 2>&1)
     rc=$?
     [ $rc -eq 0 ] && [ -s ${m}_23.onnx ] && ok "$m: written" || bad "$m: exit $rc: $out"
     grep -qE "fuse +fused +Softmax_p: Attention 'attention': scale 0\.3, 2 Where masks" <<<"$out" &&
@@ -38,7 +38,7 @@ np.savez("tw_in.npz", q=q, k=k, v=v, mask=np.array([[1, 1, 1, 0], [1, 0, 0, 0]],
 PYEOF
 for m in two_wheres two_fills two_wheres_bias; do
     expect 0 "batch 0 vs reference +y: PASS" $Q convert $m.onnx -o ${m}_checked.onnx --fuse --inputs tw_in.npz \
-        --seq-axis y=2 --tolerance rtol=1e-5,atol=1e-6
+        --seq-axis y=2,batch=0 --tolerance rtol=1e-5,atol=1e-6
 done
 
 # refused, the same words from inspect and convert; nothing written
@@ -46,7 +46,7 @@ refused() { # MODEL REASON
     expect 0 "not fusable: $2" $Q inspect $1.onnx
     expect 1 "fuse +refused +Softmax_p: $2" $Q convert $1.onnx --plan --fuse
     expect 1 "^ortqual convert: $1\.onnx: 1 requested rewrite was refused \(see the plan\); nothing written$" \
-        $Q convert $1.onnx -o $1_23.onnx --fuse --seq-axis y=2
+        $Q convert $1.onnx -o $1_23.onnx --fuse --seq-axis y=2,batch=0
     [ ! -e $1_23.onnx ] && ok "$1: nothing written" || bad "$1: $1_23.onnx written"
 }
 refused wheres_scaled "Mul 'Mul_w1' scales the scores between two mask terms \('keys' and 'causal'\)"
