@@ -328,6 +328,9 @@ oq_status oq_output_results_add(oq_output_result **v, size_t *n, const oq_output
 /* One batch's comparison added to the aggregate of its output in v; ev as oq_batch_output_of. */
 oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_compare_result *r, int64_t batch,
                                       const oq_worst_events *ev, oq_err *err);
+/* Two loads of ONNX Runtime are one build: the same file content (the same path where a summary
+ * predates the hash). Both loaded one (ort_version set). */
+int oq_config_same_runtime(const oq_config_result *a, const oq_config_result *b);
 /* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
 void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Batch totals counted one record at a time (oq_batch_totals). */

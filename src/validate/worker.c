@@ -14,6 +14,7 @@
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
+#include "runtime/runtime-impl.h"
 #include "runtime/sessioncfg-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/mask.h"
@@ -761,6 +762,9 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
         oq_evidence_opts opts = {.skip_shadowing = !oq_config_on_ep(&w->plan->config)};
         const oq_validate_plan *p = w->plan;
         json_t *ev = oq_evidence_collect_json(w->rt, &opts);
+        char id[129]; /* the build's own identity beside the file's SHA-256, for summary.json's ORT builds */
+        if (oq_runtime_build_id(w->rt, id, sizeof id))
+            json_object_set_new(json_object_get(ev, "ort"), "build_id", json_string(id));
         json_t *ran = oq_session_graph_opt_ran(p->graph_opt, p->n_session_configs, (const char *const *)p->session_config_keys,
                                                (const char *const *)p->session_config_values);
         if (ev && ran) json_object_set_new(ev, "graph_opt", ran);
