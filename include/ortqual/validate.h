@@ -716,6 +716,13 @@ OQ_API oq_status oq_validate_self_comparison(const oq_validate_opts *o, oq_self_
 /* summary.json read back (any of them: a run's, a shard's, a merged one). OQ_ERR_FORMAT
  * naming the file when it is not a validation summary. */
 OQ_API oq_status oq_validate_summary_read(const char *path, oq_validate_summary **summary, oq_err *err);
+/* Which ONNX Runtime build configuration i of s ran on, told by the first configuration of s that
+ * ran on the same one (the same library content; the same path where a summary predates the
+ * hash): configuration i itself when it is the first. A campaign split by configuration may
+ * run its configurations on several builds; summary.json lists each (evidence.onnxruntime_builds).
+ * NULL when configuration i loaded none (a C reference, one not run), i is out of range or s
+ * is NULL. */
+OQ_API const oq_config_result *oq_validate_ort_build_of(const oq_validate_summary *s, size_t i);
 
 /* The ortqual tool installed with this library, into path[0..n): <bindir>/ortqual found from
  * where libortqual.so lies (an install, moved or not: <libdir>/../bin/ortqual for lib/; the build

@@ -450,6 +450,25 @@ static void plot_kinds(const oq_validate_summary *s, char *buf, size_t n)
             len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", kinds[i].what);
 }
 
+/* Configurations that ran on several ONNX Runtime builds (a campaign split by configuration):
+ * each build once, with the configurations it ran (each row names its own, and no line of a
+ * run on one build names another). */
+static void print_ort_builds(const oq_validate_summary *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_configs; i++) n += oq_validate_ort_build_of(s, i) == &s->configs[i];
+    if (n < 2) return;
+    printf("\nONNX Runtime: %zu builds ran (summary.json: evidence.onnxruntime_builds)", n);
+    for (size_t i = 0; i < s->n_configs; i++) {
+        const oq_config_result *b = &s->configs[i];
+        if (oq_validate_ort_build_of(s, i) != b) continue;
+        printf("\n    %s (%s, SHA-256 %.12s):", oq_cli_shown(b->ort_version), oq_cli_shown(b->ort_library),
+               *b->ort_library_sha256 ? b->ort_library_sha256 : "not recorded");
+        for (size_t k = i, said = 0; k < s->n_configs; k++)
+            if (oq_validate_ort_build_of(s, k) == b) printf("%s %s", said++ ? "," : "", oq_cli_shown(s->configs[k].config.name));
+    }
+}
+
 void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir)
 {
     printf("%-34s %-9s %7s %-10s %10s %10s %10s %10s\n", "configuration", "status", "batches", "worst out",
@@ -466,6 +485,7 @@ void oq_cli_print_verdict_table(const oq_validate_summary *s, const char *outdir
         if (s->configs[i].is_reference) ref = ref ? ref : &s->configs[i];
         else counts[s->configs[i].status]++;
     }
+    print_ort_builds(s);
     if (s->n_plots) {
         char kinds[96];
         plot_kinds(s, kinds, sizeof kinds);

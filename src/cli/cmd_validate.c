@@ -902,9 +902,10 @@ static void args_clear(struct args *a)
                 "use (a bad one is recomputed and listed in summary.json)"),                                    \
     OQ_OPT_STRING("cache-trust", "WHOSE", &a->cache_trust,                                                      \
                   "with --cache-shared, whose entries are used: group (default): every\n"                       \
-                  "member's, counted by writer, one batch of each other writer\n"                               \
-                  "recomputed and compared bit for bit (a differing writer's entries\n"                         \
-                  "are all recomputed); self: only your own, the others' recomputed"),                          \
+                  "member's, counted by writer (an entry is yours only when you own\n"                          \
+                  "both its files), one batch of each other writer recomputed and\n"                            \
+                  "compared bit for bit (a differing writer's entries are all\n"                                \
+                  "recomputed); self: only your own, the others' recomputed"),                                  \
     OQ_OPT_FLAG("no-overlap", &o->no_overlap,                                                                   \
                 "run the reference before the first configuration under test, never\n"                        \
                 "beside it. Without it, the reference's worker runs beside that one\n"                         \

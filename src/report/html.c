@@ -314,14 +314,56 @@ static void kv_row(oq_sb *b, const char *k, const char *v)
     oq_sb_puts(b, "</td></tr>\n");
 }
 
-static void runtime_table(oq_sb *b, const json_t *ev)
+/* The row of several builds: "2 builds: 1.29.0, 1.30.0 (below)". */
+static void builds_row(oq_sb *b, const json_t *builds)
+{
+    size_t i;
+    json_t *v;
+    oq_sb_printf(b, "<tr><th>ONNX Runtime</th><td>%zu builds: ", json_array_size(builds));
+    json_array_foreach(builds, i, v) oq_sb_escf(b, "%s%s", i ? ", " : "", oq_j_str(v, "version", "?"));
+    oq_sb_puts(b, " (<a href=\"#ort-builds\">below</a>)</td></tr>\n");
+}
+
+/* Each build the configurations ran on, with the configurations it ran. */
+static void builds_table(oq_sb *b, const json_t *builds)
+{
+    size_t i, k;
+    json_t *v, *name;
+    oq_sb_puts(b, "<h3 id=\"ort-builds\">ONNX Runtime builds</h3>\n<table><tr><th>version</th><th>build</th>"
+                  "<th>ELF build-id</th><th>library</th><th>SHA-256</th><th>configurations</th></tr>\n");
+    json_array_foreach(builds, i, v) {
+        oq_sb_puts(b, "<tr><td>");
+        oq_sb_esc(b, oq_j_str(v, "version", "?"));
+        oq_sb_puts(b, "</td><td>");
+        oq_sb_esc(b, oq_j_str(v, "build_info", ""));
+        oq_sb_puts(b, "</td><td><code>");
+        oq_sb_esc(b, oq_j_str(v, "build_id", "none"));
+        oq_sb_puts(b, "</code></td><td><code>");
+        oq_sb_esc(b, oq_j_str(v, "library", "?"));
+        oq_sb_puts(b, "</code></td><td><code>");
+        oq_sb_esc(b, oq_j_str(v, "library_sha256", "not recorded"));
+        oq_sb_puts(b, "</code></td><td>");
+        json_array_foreach(json_object_get(v, "configs"), k, name)
+            oq_sb_escf(b, "%s%s", k ? ", " : "", json_string_value(name) ? json_string_value(name) : "?");
+        oq_sb_puts(b, "</td></tr>\n");
+    }
+    oq_sb_puts(b, "</table>\n");
+}
+
+/* ev's ONNX Runtime is one worker's: where the configurations ran on several builds, the row
+ * names them all (a table follows) instead of that one's build, library and providers. */
+static void runtime_table(oq_sb *b, const json_t *ev, const json_t *builds)
 {
     const json_t *ort = json_object_get(ev, "ort"), *host = json_object_get(ev, "host"), *gpu = json_object_get(ev, "gpu");
     oq_sb_puts(b, "<table class=\"kv\">\n");
-    kv_row(b, "ONNX Runtime", oq_j_str(ort, "version", NULL));
-    kv_row(b, "build", oq_j_str(ort, "build_info", NULL));
-    kv_row(b, "library", oq_j_str(ort, "lib_path", NULL));
-    const json_t *prov = json_object_get(ort, "providers");
+    if (json_array_size(builds) > 1) {
+        builds_row(b, builds);
+    } else {
+        kv_row(b, "ONNX Runtime", oq_j_str(ort, "version", NULL));
+        kv_row(b, "build", oq_j_str(ort, "build_info", NULL));
+        kv_row(b, "library", oq_j_str(ort, "lib_path", NULL));
+    }
+    const json_t *prov = json_array_size(builds) > 1 ? NULL : json_object_get(ort, "providers"); /* one build's */
     if (json_array_size(prov)) {
         oq_sb_puts(b, "<tr><th>providers compiled in</th><td>");
         size_t i;
@@ -455,7 +497,7 @@ static void ort_env(oq_sb *b, const json_t *env)
     if (any) oq_sb_puts(b, "</table>\n");
 }
 
-void oq_html_environment(oq_sb *b, const json_t *ev, const json_t *configs)
+void oq_html_environment(oq_sb *b, const json_t *ev, const json_t *configs, const json_t *builds)
 {
     oq_sb_puts(b, "<section id=\"environment\">\n<h2>Environment</h2>\n");
     /* The workers' evidence was taken after their runs: it has the provider libraries. */
@@ -464,7 +506,8 @@ void oq_html_environment(oq_sb *b, const json_t *ev, const json_t *configs)
     json_t *c;
     json_array_foreach(configs, i, c) if (json_object_get(c, "evidence") && !worker_ev) worker_ev = json_object_get(c, "evidence");
     const json_t *main_ev = worker_ev ? worker_ev : ev;
-    runtime_table(b, main_ev);
+    runtime_table(b, main_ev, builds);
+    if (json_array_size(builds) > 1) builds_table(b, builds);
     devices_table(b, main_ev);
     ort_env(b, json_object_get(main_ev, "ort_env"));
     if (json_array_size(configs)) {

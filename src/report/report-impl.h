@@ -93,8 +93,10 @@ void oq_html_verdict_close(oq_sb *b);
 /* The exact command line, shell-quoted, from an array of arguments. */
 void oq_html_command(oq_sb *b, const json_t *argv, const char *prefix, const char *cwd);
 /* Environment from an evidence object (evidence.h): runtime, devices, GPUs, libraries
- * and shadowing; `configs` (may be NULL) adds what each configuration's worker loaded. */
-void oq_html_environment(oq_sb *b, const json_t *evidence, const json_t *configs);
+ * and shadowing; `configs` (may be NULL) adds what each configuration's worker loaded, `builds`
+ * (may be NULL; a validate summary's evidence.onnxruntime_builds) every ONNX Runtime build they
+ * ran on when there were several. */
+void oq_html_environment(oq_sb *b, const json_t *evidence, const json_t *configs, const json_t *builds);
 /* Each string of `from` (an evidence's "warnings") not yet in `into` appended to it: the parent
  * and every worker may record the same warning, shown once. */
 void oq_html_warnings_add(json_t *into, const json_t *from);

@@ -284,7 +284,7 @@ oq_status oq_report_bench(oq_sb *b, const json_t *s, const char *name, oq_err *e
     profile_section(b, results);
     oq_html_figures(b, s, name);
     options_section(b, json_object_get(s, "config"));
-    oq_html_environment(b, json_object_get(sys, "evidence"), NULL);
+    oq_html_environment(b, json_object_get(sys, "evidence"), NULL, NULL);
     oq_html_command(b, json_object_get(s, "command_line"), NULL, NULL);
     oq_html_end(b);
     return OQ_OK;

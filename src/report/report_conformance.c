@@ -72,7 +72,7 @@ oq_status oq_report_conformance(oq_sb *b, const json_t *s, const char *name, oq_
                   "<a href=\"#command\">command line</a></nav>\n");
     tests_table(b, json_object_get(s, "tests"));
     if (json_object_get(s, "evidence")) {
-        oq_html_environment(b, json_object_get(s, "evidence"), NULL);
+        oq_html_environment(b, json_object_get(s, "evidence"), NULL, NULL);
     } else {
         oq_sb_puts(b, "<section id=\"environment\">\n<h2>Environment</h2>\n<p>The tests ran on ortqual ");
         oq_sb_esc(b, ORTQUAL_VERSION);

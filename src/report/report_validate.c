@@ -982,7 +982,7 @@ oq_status oq_report_validate_vd(oq_sb *b, const json_t *s, const oq_vd *d, const
     oq_html_figures(b, s, name);
     advice_section(b, configs);
     model_inputs_section(b, json_object_get(s, "model_inputs"));
-    oq_html_environment(b, json_object_get(ev, "system"), configs);
+    oq_html_environment(b, json_object_get(ev, "system"), configs, json_object_get(ev, "onnxruntime_builds"));
     oq_html_command(b, cmd, "ortqual", oq_j_str(ev, "cwd", NULL));
     batches_section(b, d);
     oq_html_end(b);

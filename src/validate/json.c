@@ -1454,6 +1454,38 @@ static json_t *cache_json(const oq_validate_summary *s)
     return j;
 }
 
+/* What the configuration's worker recorded of its ONNX Runtime under `key` (build_info: ORT's
+ * build string; build_id: the library's ELF build-id), as text (null: none). */
+static json_t *worker_ort(const oq_config_result *r, const char *key)
+{
+    json_t *ev = r->evidence_json ? json_loads(r->evidence_json, 0, NULL) : NULL;
+    const char *v = json_string_value(json_object_get(json_object_get(ev, "ort"), key));
+    json_t *j = v ? oq_json_text(v) : json_null();
+    json_decref(ev);
+    return j;
+}
+
+/* Every ONNX Runtime build the configurations ran on, each with the configurations it ran: the
+ * top-level onnxruntime is the parent's (a merge's: its first shard's), and a campaign split by
+ * configuration may have run its shards on other builds. */
+static json_t *ort_builds_json(const oq_validate_summary *s)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < s->n_configs; i++) {
+        const oq_config_result *r = &s->configs[i];
+        if (oq_validate_ort_build_of(s, i) != r) continue;
+        json_t *names = json_array();
+        for (size_t k = i; k < s->n_configs; k++)
+            if (oq_validate_ort_build_of(s, k) == r) json_array_append_new(names, oq_json_text(s->configs[k].config.name));
+        json_array_append_new(a, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "version", r->ort_version, "library",
+                                           oq_json_text(r->ort_library), "library_sha256",
+                                           *r->ort_library_sha256 ? json_string(r->ort_library_sha256) : json_null(),
+                                           "build_id", worker_ort(r, "build_id"), "build_info",
+                                           worker_ort(r, "build_info"), "configs", names));
+    }
+    return a;
+}
+
 static json_t *summary_json(const oq_validate_summary *s, summary_batches how, const oq_run_notes *notes)
 {
     const int marks = how == SUMMARY_BATCH_MARKERS;
@@ -1470,6 +1502,7 @@ static json_t *summary_json(const oq_validate_summary *s, summary_batches how, c
         json_decref(configs);
         return NULL;
     }
+    json_object_set_new(json_object_get(j, "evidence"), "onnxruntime_builds", ort_builds_json(s));
     if (*s->plan_hash)
         json_object_set_new(j, "plan", marks ? json_pack("{s:s, s:s}", "hash", s->plan_hash, "description", "\001oq-plan")
                                                   : plan_id_json(s->plan_hash, s->plan_description));

@@ -317,15 +317,6 @@ static const oq_config_result *shard_config(const merge_ctx *m, int32_t i, size_
     return m->shard[i] && pos >= 0 && (size_t)pos < m->shard[i]->n_configs ? &m->shard[i]->configs[pos] : NULL;
 }
 
-/* Two loads of ONNX Runtime are one build: the same file content (the same path where a summary
- * predates the hash). */
-static int same_runtime(const oq_config_result *a, const oq_config_result *b)
-{
-    if (strcmp(a->ort_version, b->ort_version)) return 0;
-    if (*a->ort_library_sha256 && *b->ort_library_sha256) return !strcmp(a->ort_library_sha256, b->ort_library_sha256);
-    return a->ort_library && b->ort_library && !strcmp(a->ort_library, b->ort_library);
-}
-
 /* A shard that recorded no hash of its ONNX Runtime beside one that did: the two cannot be held
  * to one build (every shard of this ortqual records it: a hand, or a library gone before it
  * was read). */
@@ -350,7 +341,7 @@ static oq_status check_runtime(const merge_ctx *m, int32_t i, oq_err *err)
         if (j == i) continue;
         if (!*r->ort_library_sha256 != !*e->ort_library_sha256)
             return hash_missing(m, *r->ort_library_sha256 ? j : i, k, err);
-        if (same_runtime(e, r)) continue;
+        if (oq_config_same_runtime(e, r)) continue;
         return oq_err_set(err, OQ_ERR_FORMAT, "shard %d ran %s on ONNX Runtime %s (%s, SHA-256 %.12s), shard %d on %s "
                           "(%s, SHA-256 %.12s): refusing to merge shards of different runtimes; run shard %d again "
                           "where shard %d ran", (int)i, r->config.name, r->ort_version, r->ort_library,

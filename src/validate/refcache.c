@@ -420,19 +420,56 @@ static void outputs_mismatch(const oq_refcache *c, const batch_key *k, const cha
     snprintf(why, wn, "%s.npz: content does not match the SHA-256 its record gives (corrupt, or edited)", k->hex);
 }
 
+/* Whose an entry is: the one owner of its two files. It is the record that says which outputs
+ * are this batch's, so an entry whose record another user wrote is that user's whoever owns the
+ * outputs (a member's record over your own outputs of other inputs, renamed to this key, was
+ * taken for yours: never spot-checked); one whose outputs another user wrote is theirs. */
+unsigned oq_refcache_writer(unsigned record_uid, unsigned outputs_uid)
+{
+    return record_uid != (unsigned)geteuid() ? record_uid : outputs_uid;
+}
+
+int oq_refcache_entry_writer(const oq_refcache *c, const char key[65], unsigned *uid)
+{
+    char path[4200];
+    struct stat rec, out;
+    snprintf(path, sizeof path, "%s/%s.json", c->dir, key);
+    if (lstat(path, &rec) != 0) return 0;
+    snprintf(path, sizeof path, "%s/%s.npz", c->dir, key);
+    if (lstat(path, &out) != 0) return 0;
+    *uid = oq_refcache_writer((unsigned)rec.st_uid, (unsigned)out.st_uid);
+    return 1;
+}
+
+void oq_refcache_writer_said(const oq_refcache_hit *e, const char *verb, char *s, size_t n)
+{
+    char user[64], outs[64];
+    oq_user_name(e->writer, user, sizeof user);
+    int by_record = e->writer == e->record_uid;
+    int n0 = snprintf(s, n, "%s.%s: %s by uid %u (%s)", e->key, by_record ? "json" : "npz", verb, e->writer, user);
+    if (!by_record || e->id.uid == e->writer || n0 < 0 || (size_t)n0 >= n) return;
+    oq_user_name(e->id.uid, outs, sizeof outs);
+    snprintf(s + n0, n - (size_t)n0, ", over outputs of uid %u (%s)", (unsigned)e->id.uid, outs);
+}
+
 /* Both files of the entry are this user's: another user's content is not trusted, even where it
  * agrees with its record (the record's SHA-256 is its writer's own). */
-static int owned(const oq_refcache *c, const batch_key *k, const oq_file_id *rec, const oq_file_id *out, char *why,
-                 size_t wn)
+static int owned(const oq_refcache *c, const oq_refcache_hit *hit, char *why, size_t wn)
 {
-    const oq_file_id *other = out->uid != geteuid() ? out : rec->uid != geteuid() ? rec : NULL;
-    if (!other) return 1;
-    char user[64];
-    oq_user_name(other->uid, user, sizeof user);
-    snprintf(why, wn, "%s.%s: %s by uid %u (%s), not you%s", k->hex, other == out ? "npz" : "json",
-             c->shared ? "written" : "owned", (unsigned)other->uid, user,
-             c->shared ? ": only your own entries are trusted" : "");
+    if (hit->writer == (unsigned)geteuid()) return 1;
+    char said[300];
+    oq_refcache_writer_said(hit, c->shared ? "written" : "owned", said, sizeof said);
+    snprintf(why, wn, "%s, not you%s", said, c->shared ? ": only your own entries are trusted" : "");
     return 0;
+}
+
+/* The entry's writer, from the owners of its files as read (jid: the record's); 0: one this
+ * cache does not take (another user's where only your own are: why says whose). */
+static int writer_taken(const oq_refcache *c, oq_refcache_hit *hit, const oq_file_id *jid, char *why, size_t wn)
+{
+    hit->record_uid = jid->uid;
+    hit->writer = oq_refcache_writer(jid->uid, hit->id.uid);
+    return !c->own_only || owned(c, hit, why, wn);
 }
 
 /* The entry's outputs file read and checked into hit (its name, bytes and identity); hit->npz
@@ -458,7 +495,7 @@ static void entry_read(const oq_refcache *c, const batch_key *k, int64_t batch, 
         snprintf(why, wn, "%s.json: not a cache record", k->hex);
     else if (snprintf(path, pn, "%s/%s.npz", c->dir, k->hex), oq_read_own_file_id(path, &buf, &n, &hit->id, &re))
         snprintf(why, wn, "%s", re.msg);
-    else if (c->own_only && !owned(c, k, &jid, &hit->id, why, wn))
+    else if (!writer_taken(c, hit, &jid, why, wn))
         ;
     else if (oq_sha256_buf(buf, n, sha), strcmp(sha, file_sha))
         outputs_mismatch(c, k, (const char *)text, tn, &rec, why, wn);
@@ -482,6 +519,7 @@ void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t ba
     char *why = hit->why;
     batch_key k;
     hit->npz = NULL;
+    hit->record_uid = hit->writer = (unsigned)-1; /* set once both files are read */
     *hit->key = *why = 0;
     *warning = 0;
     if (!c->enabled) return;
@@ -489,8 +527,8 @@ void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t ba
         snprintf(warning, wn, "reference cache: not read: out of memory");
         return;
     }
+    snprintf(hit->key, sizeof hit->key, "%s", k.hex); /* before: a reason names it */
     entry_read(c, &k, batch, hit, why, sizeof hit->why);
-    snprintf(hit->key, sizeof hit->key, "%s", k.hex);
     if (*why) snprintf(warning, wn, "reference cache entry %s ignored and recomputed: %s", k.hex, why);
     batch_key_clear(&k);
 }

@@ -204,6 +204,21 @@ void oq_config_result_clear(oq_config_result *r)
     memset(r, 0, sizeof *r);
 }
 
+int oq_config_same_runtime(const oq_config_result *a, const oq_config_result *b)
+{
+    if (strcmp(a->ort_version, b->ort_version)) return 0;
+    if (*a->ort_library_sha256 && *b->ort_library_sha256) return !strcmp(a->ort_library_sha256, b->ort_library_sha256);
+    return a->ort_library && b->ort_library && !strcmp(a->ort_library, b->ort_library);
+}
+
+const oq_config_result *oq_validate_ort_build_of(const oq_validate_summary *s, size_t i)
+{
+    if (!s || i >= s->n_configs || !s->configs[i].ort_version) return NULL;
+    size_t j = 0; /* ends at i at the latest */
+    while (!s->configs[j].ort_version || !oq_config_same_runtime(&s->configs[j], &s->configs[i])) j++;
+    return &s->configs[j];
+}
+
 void oq_result_reason(oq_config_result *r, const char *fmt, ...)
 {
     char *text = NULL;

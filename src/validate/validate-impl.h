@@ -328,6 +328,9 @@ oq_status oq_output_results_add(oq_output_result **v, size_t *n, const oq_output
 /* One batch's comparison added to the aggregate of its output in v; ev as oq_batch_output_of. */
 oq_status oq_output_results_add_batch(oq_output_result **v, size_t *n, const oq_compare_result *r, int64_t batch,
                                       const oq_worst_events *ev, oq_err *err);
+/* Two loads of ONNX Runtime are one build: the same file content (the same path where a summary
+ * predates the hash). Both loaded one (ort_version set). */
+int oq_config_same_runtime(const oq_config_result *a, const oq_config_result *b);
 /* Set r->reason to a copy of `fmt` formatted (replacing any earlier one). */
 void oq_result_reason(oq_config_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Batch totals counted one record at a time (oq_batch_totals). */
@@ -417,9 +420,19 @@ typedef struct oq_refcache_hit {
     size_t n;
     char path[4200];    /* the file they were read from ... */
     oq_file_id id;      /* ... and which file it was (id.uid: who wrote them) */
+    unsigned record_uid; /* who wrote the record, and whose the entry is (oq_refcache_writer) */
+    unsigned writer;
     char key[65];       /* the entry's KEY, and why it was bad ("": it was not) */
     char why[1200];
 } oq_refcache_hit;
+/* Whose an entry is, from its files' owners: yours only when you wrote both; one with a file of
+ * another user is that user's, the record's writer first (the record binds outputs to a key). */
+unsigned oq_refcache_writer(unsigned record_uid, unsigned outputs_uid);
+/* The writer of the entry of KEY as its files are now (their owners, not read); 0: not both there. */
+int oq_refcache_entry_writer(const oq_refcache *c, const char key[65], unsigned *uid);
+/* "KEY.json: VERB by uid N (USER)" of the entry's writer, and whose outputs it holds when they
+ * are another's ("..., over outputs of uid M (OTHER)"). */
+void oq_refcache_writer_said(const oq_refcache_hit *e, const char *verb, char *s, size_t n);
 void oq_refcache_get(const oq_refcache *c, const char inputs_sha[65], int64_t batch, oq_refcache_hit *hit,
                      char *warning, size_t wn);
 /* Whether a record's text (n bytes) is exactly what oq_refcache_put writes for the batch of

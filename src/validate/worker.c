@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
+#include "runtime/runtime-impl.h"
 #include "runtime/sessioncfg-impl.h"
 #include "ortqual/fileio.h"
 #include "ortqual/mask.h"
@@ -426,20 +426,16 @@ static cache_writer *writer_find(worker *w, unsigned uid)
 static void trust_filter(worker *w, cache_hit *h)
 {
     oq_refcache_hit *e = &h->e;
-    if (!e->npz || !w->cache.shared || w->cache.own_only || e->id.uid == geteuid()) return;
-    cache_writer *v = writer_find(w, e->id.uid);
+    if (!e->npz || !w->cache.shared || w->cache.own_only || e->writer == (unsigned)geteuid()) return;
+    cache_writer *v = writer_find(w, e->writer);
     if (v && v->trusted) {
         v->used++;
         return;
     }
-    char user[64];
-    oq_user_name(e->id.uid, user, sizeof user);
-    if (v)
-        snprintf(e->why, sizeof e->why, "%s.npz: written by uid %u (%s), whose spot-checked %s", e->key,
-                 (unsigned)e->id.uid, user, v->check);
-    else
-        snprintf(e->why, sizeof e->why, "%s.npz: written by uid %u (%s) after this run's spot checks: not checked",
-                 e->key, (unsigned)e->id.uid, user);
+    char said[300];
+    oq_refcache_writer_said(e, "written", said, sizeof said);
+    if (v) snprintf(e->why, sizeof e->why, "%s, whose spot-checked %s", said, v->check);
+    else snprintf(e->why, sizeof e->why, "%s after this run's spot checks: not checked", said);
     snprintf(h->warning, sizeof h->warning, "reference cache entry %s ignored and recomputed: %s", e->key, e->why);
     free(e->npz);
     e->npz = NULL;
@@ -766,6 +762,9 @@ static void worker_finish(worker *w, oq_status st, const oq_err *e)
         oq_evidence_opts opts = {.skip_shadowing = !oq_config_on_ep(&w->plan->config)};
         const oq_validate_plan *p = w->plan;
         json_t *ev = oq_evidence_collect_json(w->rt, &opts);
+        char id[129]; /* the build's own identity beside the file's SHA-256, for summary.json's ORT builds */
+        if (oq_runtime_build_id(w->rt, id, sizeof id))
+            json_object_set_new(json_object_get(ev, "ort"), "build_id", json_string(id));
         json_t *ran = oq_session_graph_opt_ran(p->graph_opt, p->n_session_configs, (const char *const *)p->session_config_keys,
                                                (const char *const *)p->session_config_values);
         if (ev && ran) json_object_set_new(ev, "graph_opt", ran);
@@ -938,16 +937,15 @@ static cache_writer *writer_add(worker *w, unsigned uid)
 static oq_status writer_seen(void *ctx, const oq_plan_batch *pb, size_t i, oq_err *err)
 {
     worker *w = ctx;
-    char sha[65], key[65], path[4200];
-    struct stat sb;
+    char sha[65], key[65];
+    unsigned uid;
     (void)i;
     if (pb->sha256) snprintf(sha, sizeof sha, "%s", pb->sha256);
     else if (oq_sha256_file(pb->inputs, sha, err)) return err->status;
     oq_refcache_key(&w->cache, sha, key);
-    snprintf(path, sizeof path, "%s/%s.npz", w->cache.dir, key);
-    if (lstat(path, &sb) != 0 || sb.st_uid == geteuid()) return OQ_OK;
-    cache_writer *v = writer_find(w, (unsigned)sb.st_uid);
-    if (!v && !(v = writer_add(w, (unsigned)sb.st_uid))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    if (!oq_refcache_entry_writer(&w->cache, key, &uid) || uid == (unsigned)geteuid()) return OQ_OK;
+    cache_writer *v = writer_find(w, uid);
+    if (!v && !(v = writer_add(w, uid))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (next_draw(w) % ++v->seen) return OQ_OK;
     /* drawn: an entry that does not verify is ignored anyway, so it is not among those drawn
      * from (a writer with a corrupt one would lose the rest) */
@@ -985,7 +983,7 @@ static void writer_judge(cache_writer *v, const oq_refcache_hit *e, oq_tensor *c
     const char *differs = NULL;
     int64_t k = v->pick.index;
     if (!e->npz) snprintf(v->check, sizeof v->check, "batch %lld could not be checked: %.300s", (long long)k, e->why);
-    else if (e->id.uid != v->uid) snprintf(v->check, sizeof v->check, "batch %lld was rewritten since", (long long)k);
+    else if (e->writer != v->uid) snprintf(v->check, sizeof v->check, "batch %lld was rewritten since", (long long)k);
     else if (oq_npz_parse(e->npz, e->n, e->path, &z, NULL))
         snprintf(v->check, sizeof v->check, "batch %lld could not be read back", (long long)k);
     else if ((differs = outputs_differ(z, out, n_out)))

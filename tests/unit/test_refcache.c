@@ -421,6 +421,52 @@ static void test_planted_files_refused(void **state)
     check_planted(f, 'd', "npz", 0);
 }
 
+/* Whose an entry is (QA round 8b, D2): yours only when you own both its files; else its record's
+ * owner's where that is not you (the record binds the outputs to the key: a member's record over
+ * your outputs renamed from another key was taken for yours), else its outputs'. As root, an
+ * entry whose record another user owns is that user's, named with whose outputs it holds, and
+ * refused where only your own are trusted. */
+static void test_entry_writer(void **state)
+{
+    fixture *f = *state;
+    unsigned me = (unsigned)geteuid(), other = me + 1, third = me + 2, uid = 0;
+    assert_int_equal(oq_refcache_writer(me, me), me);
+    assert_int_equal(oq_refcache_writer(other, me), other);
+    assert_int_equal(oq_refcache_writer(me, other), other);
+    assert_int_equal(oq_refcache_writer(other, third), other);
+    static const char *const names[] = {"cls", NULL};
+    static const int32_t ndims[] = {1};
+    static const int64_t shapes[][3] = {{2}};
+    size_t n = 0;
+    unsigned char *npz = outputs_npz(names, ndims, shapes, OQ_DTYPE_FLOAT64, &n);
+    char key[65], path[4400], warning[1400];
+    oq_err e = {0};
+    oq_refcache_key(&f->c, sha_of('w'), key);
+    assert_int_equal(oq_refcache_put(&f->c, sha_of('w'), npz, n, &e), OQ_OK);
+    assert_true(oq_refcache_entry_writer(&f->c, key, &uid));
+    assert_int_equal(uid, me);
+    oq_refcache_hit hit;
+    oq_refcache_get(&f->c, sha_of('w'), 2, &hit, warning, sizeof warning);
+    assert_non_null(hit.npz);
+    assert_int_equal(hit.writer, me);
+    assert_int_equal(hit.record_uid, me);
+    free(hit.npz);
+    if (me == 0) {
+        snprintf(path, sizeof path, "%s/%s.json", f->dir, key);
+        assert_int_equal(chown(path, 65534, (gid_t)-1), 0);
+        assert_true(oq_refcache_entry_writer(&f->c, key, &uid));
+        assert_int_equal(uid, 65534);
+        oq_refcache_get(&f->c, sha_of('w'), 2, &hit, warning, sizeof warning);
+        assert_null(hit.npz);
+        assert_int_equal(hit.writer, 65534);
+        char want[200];
+        snprintf(want, sizeof want, "%s.json: owned by uid 65534 (", key);
+        if (!strstr(hit.why, want) || !strstr(hit.why, "), over outputs of uid 0 ("))
+            fail_msg("reason '%s' lacks '%s...), over outputs of uid 0 ('", hit.why, want);
+    }
+    free(npz);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +478,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_put_again_keeps_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_cannot_name_other_outputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_planted_files_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_entry_writer, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3813,9 +3813,35 @@ static void config_whitespace_refused(void **state)
     assert_int_equal(oq_config_parse("cpu:model:fp32@a", &c, &e), OQ_OK);
 }
 
+/* Which ONNX Runtime build each configuration ran on (QA round 8b, D1): told by the first
+ * configuration of the same library content, or the same path where one has no hash; none for
+ * a configuration that loaded no ORT, an index out of range or no summary. */
+static void ort_builds_told_apart(void **state)
+{
+    (void)state;
+    oq_config_result c[5];
+    memset(c, 0, sizeof c);
+    char *v29 = "1.29.0", *v30 = "1.30.0", *lib = "/ort/libonnxruntime.so", *lib30 = "/ort30/libonnxruntime.so.1";
+    c[1].ort_version = c[3].ort_version = c[4].ort_version = v29, c[2].ort_version = v30;
+    c[1].ort_library = c[3].ort_library = c[4].ort_library = lib, c[2].ort_library = lib30;
+    memset(c[1].ort_library_sha256, 'a', 64), memset(c[2].ort_library_sha256, 'b', 64);
+    memset(c[3].ort_library_sha256, 'a', 64); /* c[4]: unhashed, the same path as c[1] */
+    oq_validate_summary s = {.configs = c, .n_configs = 5};
+    assert_null(oq_validate_ort_build_of(&s, 0));
+    assert_ptr_equal(oq_validate_ort_build_of(&s, 1), &c[1]);
+    assert_ptr_equal(oq_validate_ort_build_of(&s, 2), &c[2]);
+    assert_ptr_equal(oq_validate_ort_build_of(&s, 3), &c[1]);
+    assert_ptr_equal(oq_validate_ort_build_of(&s, 4), &c[1]);
+    memset(c[3].ort_library_sha256, 'c', 64); /* the same path and version, other bytes: another build */
+    assert_ptr_equal(oq_validate_ort_build_of(&s, 3), &c[3]);
+    assert_null(oq_validate_ort_build_of(&s, 5));
+    assert_null(oq_validate_ort_build_of(NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ort_builds_told_apart),
         cmocka_unit_test(config_whitespace_refused),
         cmocka_unit_test(plan_round_trip),
         cmocka_unit_test(plan_bad_hex_named),
