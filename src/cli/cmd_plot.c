@@ -90,16 +90,15 @@ static void print_files(const oq_plot_files *f, int json)
     json_decref(root);
 }
 
-/* A validate or replay summary.json is drawn on its own: its figures when `path` is one, NULL
- * otherwise (a file that cannot be read as one is read as a table, whose error says why). Read
- * as report.html reads it, its batch records one at a time and the latency points sampled: a
- * 200,000-batch summary took 3 GB and drew a 74 MB SVG (QA 8b D5). */
-static oq_figures *validate_figures(const char *path, const oq_plot_options *opt)
+/* A validate or replay summary.json is drawn on its own: its figures into *figs when `path` is
+ * one (NULL otherwise, and for a file that is not there: the table reader says so, exit 2, as
+ * before). Read as report.html reads it, its batch records one at a time and the latency points
+ * sampled: a 200,000-batch summary took 3 GB and drew a 74 MB SVG (QA 8b D5). */
+static oq_status validate_figures(const char *path, const oq_plot_options *opt, oq_figures **figs, oq_err *err)
 {
-    oq_figures *figs = NULL;
-    oq_err err = {0};
-    if (ends_with(path, ".json") && oq_figures_from_summary_file(path, opt, &figs, &err)) figs = NULL;
-    return figs;
+    *figs = NULL;
+    oq_status st = ends_with(path, ".json") ? oq_figures_from_summary_file(path, opt, figs, err) : OQ_OK;
+    return st == OQ_ERR_NOT_FOUND ? OQ_OK : st;
 }
 
 /* Read every input; exit status on failure, 0 when all were read. */
@@ -210,8 +209,10 @@ static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
 {
     char *dir_copy = NULL;
     oq_figures *figs = NULL;
-    for (size_t i = 0; i < n && !figs; i++)
-        if ((figs = validate_figures(inputs[i], opt))) {
+    oq_err err = {0};
+    oq_status st = OQ_OK;
+    for (size_t i = 0; i < n && !figs && !st; i++)
+        if ((st = validate_figures(inputs[i], opt, &figs, &err)) || figs) {
             char *tmp = inputs[0];
             inputs[0] = inputs[i], inputs[i] = tmp;
         }
@@ -222,7 +223,8 @@ static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
     /* not beside a run that writes (or a --force run that clears) the same folder */
     oq_outdir_lock *lock = NULL;
     int rc = oq_cli_outdir_lock("plot", opt->outdir, NULL, NULL, &lock);
-    if (!rc) rc = figs ? run_validate(figs, inputs, n, opt, json) : run_tables(inputs, n, opt, json);
+    if (!rc) rc = st ? draw(NULL, st, &err, opt, json)
+                  : figs ? run_validate(figs, inputs, n, opt, json) : run_tables(inputs, n, opt, json);
     else oq_figures_free(figs);
     oq_outdir_lock_free(lock);
     free(dir_copy);
