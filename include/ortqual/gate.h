@@ -249,6 +249,11 @@ OQ_API size_t oq_gate_notes(const oq_gate *g, const char *const **notes);
  * on_output), and judge it. OQ_OK when it ran, whatever the verdict; when it could not be
  * executed, OQ_OK with verdict OQ_GATE_ERROR and the reason in r->j. */
 OQ_API oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err);
+/* A sharded ortqual validate prints "shard I of N done; ..." after its verdict line: that verdict is
+ * one shard's, not its campaign's (the merge's), and when it is the last summary oq_gate_run fails
+ * it, saying so. With `allow` set it is judged as any verdict and the gate's notes (oq_gate_notes,
+ * the verdict document) say that one shard was gated. Call before oq_gate_run; a NULL g is ignored. */
+OQ_API void oq_gate_allow_shard(oq_gate *g, int allow);
 OQ_API void oq_gate_result_clear(oq_gate_result *r);
 
 /* The schema of the verdict document. Before it had one (before 2026-12-06) its start was

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 
+#include "ortqual/plot.h"
 #include "ortqual/status.h"
 
 #ifdef __cplusplus
@@ -54,6 +55,18 @@ OQ_API oq_status oq_report_html(const char *json, size_t n, const char *name, ch
  * merging shards). Errors: OQ_ERR_NOT_FOUND (no DIR/summary.json), OQ_ERR_FORMAT (not
  * JSON, not a summary), OQ_ERR_IO (cannot write report.html), OQ_ERR_NOMEM. */
 OQ_API oq_status oq_report_write_dir(const char *dir, oq_err *err);
+
+/* The figures of the summary.json at `path` as report.html draws them, read as
+ * oq_report_write_dir reads it: a validate or replay summary's batch records one at a time,
+ * each configuration's latency points an evenly spaced sample of at most 600 batches (all of
+ * them up to 600), so memory and figures do not grow with the batches (a summary from before the
+ * outputs were aggregated per configuration is read whole: its comparisons are in its batch
+ * records). *out is NULL (OQ_OK) for
+ * a JSON document that is not a validate or replay summary (a bench summary.json: its figures
+ * come from oq_figures_from_tables). Errors: OQ_ERR_NOT_FOUND (cannot open), OQ_ERR_FORMAT (not
+ * JSON, a bad record), OQ_ERR_NOMEM. What `ortqual plot` draws for a validate summary. */
+OQ_API oq_status oq_figures_from_summary_file(const char *path, const oq_plot_options *opt, oq_figures **out,
+                                              oq_err *err);
 
 /* JUnit XML of a validate/replay, conformance or gate document, or of a refused command's
  * error document ("schema": "ortqual-error/1": one <error> case saying why), in memory (*xml

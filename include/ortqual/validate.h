@@ -837,9 +837,17 @@ typedef struct oq_estimate {
 /* Models E events x K configurations split by batch into N shards on G workers from the
  * per-batch costs of a measured summary (a probe run with the larger plan's batch size and
  * lengths): each shard runs every configuration on its E/N events; the reference costs as
- * measured, the other K-1 configurations like the mean of those measured. */
+ * measured, the other K-1 configurations like the mean of those measured. A batch's calls cost
+ * their medians times how much longer the probe's calls took as measured (cost.run_s over
+ * first call + calls x median): that time is paid per batch, not once per task. */
 OQ_API oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o,
                                       oq_estimate *out, oq_err *err);
+/* The same model with the larger plan's calls at their batches' medians: what a machine without
+ * jitter or load would take. oq_validate_estimate scales them by how much longer the probe's calls
+ * took as measured (its worker's cost.run_s); the two bracket the estimate (docs/scale-out.md).
+ * The fixed parts are the same in both. */
+OQ_API oq_status oq_validate_estimate_at_medians(const oq_validate_summary *measured, const oq_estimate_opts *o,
+                                                 oq_estimate *out, oq_err *err);
 OQ_API void oq_estimate_clear(oq_estimate *e);
 
 /* Default demo configurations that can run with what `has_cuda` says, at most `cap` into out;

@@ -15,16 +15,18 @@ static const char head[] =
 "array tasks) on G workers running at once, from the per-batch costs that SUMMARY.json\n"
 "measured: per configuration, a fixed part paid once per task (process, runtime, session,\n"
 "the first call's warm-up) and a part per event (each batch's first call, warm-up and timed\n"
-"calls, comparison and I/O). Probe with the batch size and lengths of the real plan, on the\n"
-"node type it will use. The model is explained in docs/scale-out.md. A run directory\n"
-"stands for its summary.json.\n";
+"calls, comparison and I/O). The calls cost their medians times how much longer the probe's\n"
+"calls took as measured (jitter, load: paid per batch, not once); \"uncertainty\" gives the\n"
+"shard's time with every call at its median too, the low end. Probe with the batch size\n"
+"and lengths of the real plan, on the node type it will use. The model is explained in\n"
+"docs/scale-out.md. A run directory stands for its summary.json.\n";
 
 static const char foot[] =
 "\n"
 "exit status: 0, 2 usage or an unusable summary.\n"
 "example: ortqual estimate probe/summary.json --events 1000000 --configs 20 --workers 50 --only cuda:\n";
 
-static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
+static void print_json(const oq_estimate *e, const oq_estimate *low, const oq_estimate_opts *o)
 {
     json_t *configs = json_array();
     for (size_t i = 0; i < e->n_configs; i++)
@@ -44,6 +46,9 @@ static void print_json(const oq_estimate *e, const oq_estimate_opts *o)
                           e->shard_fixed_s, "shard_events_s", e->shard_events_s, "shard_s", e->shard_s, "wall_s",
                           e->wall_s, "worker_hours", e->worker_hours);
     json_object_set_new(j, "cold_unseparated", json_boolean(e->cold_unseparated));
+    /* the calls at their medians (a machine without jitter): the estimate's low end */
+    json_object_set_new(j, "shard_s_at_medians", json_real(low->shard_s));
+    json_object_set_new(j, "wall_s_at_medians", json_real(low->wall_s));
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     putchar('\n');
     json_decref(j);
@@ -69,9 +74,9 @@ static void print_shards(const oq_estimate *e, const oq_estimate_opts *o)
     printf(", %lld events per shard\n", (long long)e->events_per_shard);
 }
 
-static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const char *path)
+static void print_text(const oq_estimate *e, const oq_estimate *low, const oq_estimate_opts *o, const char *path)
 {
-    char fixed[32], events[32], shard[32], wall[32], total[32];
+    char fixed[32], events[32], shard[32], wall[32], total[32], quiet[32];
     printf("measured in %s (%lld events):\n%-34s %12s %16s\n", oq_cli_shown(path), (long long)e->measured_events, "configuration",
            "fixed (s)", "per event (ms)");
     for (size_t i = 0; i < e->n_configs; i++)
@@ -98,6 +103,14 @@ static void print_text(const oq_estimate *e, const oq_estimate_opts *o, const ch
            duration(e->shard_fixed_s, fixed, sizeof fixed), duration(e->shard_events_s, events, sizeof events),
            duration(e->shard_s, shard, sizeof shard), duration(e->wall_s, wall, sizeof wall),
            duration(e->worker_hours * 3600, total, sizeof total), (int)e->shards, shard);
+    /* the calls as the probe measured them, jitter and load included: with every call at its
+     * batch's median (a quiet machine) the shard takes less; the two bracket it */
+    if (low->shard_s < e->shard_s)
+        printf("uncertainty: one shard %s to %s: the low end with every call at its batch's median, as a machine "
+               "without jitter or load gives; the probe's calls ran slower than their medians (jitter, load), "
+               "which makes the events' part %.2fx that, counted per batch above\n",
+               duration(low->shard_s, quiet, sizeof quiet), shard,
+               low->shard_events_s > 0 ? e->shard_events_s / low->shard_events_s : 1.0);
 }
 
 int cmd_estimate(int argc, char **argv)
@@ -129,20 +142,22 @@ int cmd_estimate(int argc, char **argv)
         return OQ_EXIT_USAGE;
     }
     oq_validate_summary *s;
-    oq_estimate e;
+    oq_estimate e, low;
     oq_err err = {0};
     char buf[4096];
     const char *path = oq_cli_summary_of(argv[first], buf, sizeof buf);
     if (oq_validate_summary_read(path, &s, &err)) return oq_cli_refuse("estimate", json, err.status, err.msg, OQ_EXIT_USAGE);
     oq_status st = oq_validate_estimate(s, &o, &e, &err);
+    if (!st && (st = oq_validate_estimate_at_medians(s, &o, &low, &err))) oq_estimate_clear(&e);
     oq_validate_summary_free(s);
     if (st) {
         char line[sizeof err.msg + 4200];
         snprintf(line, sizeof line, "%s: %s", path, err.msg);
         return oq_cli_refuse("estimate", json, st, line, OQ_EXIT_USAGE);
     }
-    if (json) print_json(&e, &o);
-    else print_text(&e, &o, path);
+    if (json) print_json(&e, &low, &o);
+    else print_text(&e, &low, &o, path);
     oq_estimate_clear(&e);
+    oq_estimate_clear(&low);
     return OQ_EXIT_OK;
 }

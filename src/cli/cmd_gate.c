@@ -54,7 +54,9 @@ static const char head[] =
 "    no summary: cargo's \"error: test failed, to rerun pass\", \"Fatal Python\n"
 "    error:\", pytest's \"INTERNALERROR>\", an \"ortqual merge: ...\" refusal, even\n"
 "    where another run's verdict follows it (docs/gate.md). A carriage return\n"
-"    ends a line.\n";
+"    ends a line.\n"
+"    An ortqual verdict that \"shard I of N done; ...\" follows is one shard's,\n"
+"    not its campaign's: it FAILS (gate the merge) unless --allow-shard.\n";
 
 static const char foot[] =
 "\n"
@@ -223,7 +225,15 @@ static int judged(const oq_gate *g, oq_gate_result *r, const outputs *out, int k
     return rc;
 }
 
-static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
+/* The notes the run added (a shard's verdict gated with --allow-shard), from the `seen`th on. */
+static void print_run_notes(const oq_gate *g, size_t seen)
+{
+    const char *const *v;
+    size_t n = oq_gate_notes(g, &v);
+    for (size_t i = seen; i < n; i++) fprintf(stderr, "ortqual gate: note: %s\n", oq_cli_shown(v[i]));
+}
+
+static int run_gate(const oq_gate_options *o, const outputs *out, int keep, int allow_shard)
 {
     oq_err err = {0};
     oq_gate *g;
@@ -235,12 +245,15 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep)
         return OQ_EXIT_RUNTIME;
     }
     print_setup(g);
+    oq_gate_allow_shard(g, allow_shard);
+    size_t seen = oq_gate_notes(g, NULL);
     oq_gate_result r;
     oq_cli_signals sigs;
     oq_cli_signals_catch(&sigs);
     st = oq_gate_run(g, &r, &err);
     oq_cli_signals_started(NULL, 0); /* the group is gone: its number may be reused */
     if (st != OQ_OK) fprintf(stderr, "ortqual gate: %s\n", err.msg);
+    else print_run_notes(g, seen);
     int rc = st != OQ_OK ? OQ_EXIT_RUNTIME : judged(g, &r, out, keep);
     oq_cli_signals_release(&sigs);
     oq_gate_free(g);
@@ -264,7 +277,7 @@ int cmd_gate(int argc, char **argv)
     oq_cli_list py = {0}, env = {0}, pin = {0}, allow = {0}, disp = {0};
     outputs out = {NULL, NULL};
     double timeout = 0;
-    int keep = 0, quiet = 0;
+    int keep = 0, quiet = 0, allow_shard = 0;
     const oq_opt opts[] = {
         OQ_OPT_GROUP("options:"),
         OQ_OPT_LIST("pythonpath", "DIR", &py, "put DIR first on PYTHONPATH (repeatable; made absolute)"),
@@ -309,6 +322,11 @@ int cmd_gate(int argc, char **argv)
         OQ_OPT_FLAG("keep", &keep,
                     "keep the private folder (and the log) afterwards;\n"
                     "default: removed once the verdict is written"),
+        OQ_OPT_FLAG("allow-shard", &allow_shard,
+                    "pass one shard's own verdict (\"shard I of N done\" after an\n"
+                    "ortqual verdict line), with a note that only that shard was\n"
+                    "gated. Default: it FAILS: the campaign's verdict is its merge's\n"
+                    "(gate ortqual merge DIR)"),
         OQ_OPT_QUIET(&quiet, "do not show CMD's output live (it is still logged)"),
         OQ_OPT_END};
     const oq_cli_command c = {"gate", head, foot, opts, OQ_CLI_OPERANDS_LAST, "option '%s' is unknown or needs a value"};
@@ -330,7 +348,7 @@ int cmd_gate(int argc, char **argv)
             .require_dispatch = disp.v, .n_require_dispatch = disp.n, .keep = keep,
             .on_output = quiet ? NULL : stream, .on_start = oq_cli_signals_started, .timeout_s = timeout,
         };
-        rc = run_gate(&o, &out, keep);
+        rc = run_gate(&o, &out, keep, allow_shard);
     }
     oq_outdir_lock_free(locks[1]);
     oq_outdir_lock_free(locks[0]);

@@ -10,6 +10,7 @@
 #include "ortqual/csv.h"
 #include "ortqual/fileio.h"
 #include "ortqual/plot.h"
+#include "ortqual/report.h"
 
 const char cmd_plot_summary[] = "draw PNG/SVG figures from bench or validate summaries";
 
@@ -89,19 +90,15 @@ static void print_files(const oq_plot_files *f, int json)
     json_decref(root);
 }
 
-/* A validate or replay summary.json is drawn on its own (its figures need the whole
- * document): its text when `path` is one, NULL otherwise. */
-static char *validate_summary(const char *path, size_t *n)
+/* A validate or replay summary.json is drawn on its own: its figures into *figs when `path` is
+ * one (NULL otherwise, and for a file that is not there: the table reader says so, exit 2, as
+ * before). Read as report.html reads it, its batch records one at a time and the latency points
+ * sampled: a 200,000-batch summary took 3 GB and drew a 74 MB SVG (QA 8b D5). */
+static oq_status validate_figures(const char *path, const oq_plot_options *opt, oq_figures **figs, oq_err *err)
 {
-    unsigned char *text = NULL;
-    if (!ends_with(path, ".json") || oq_read_file(path, &text, n, NULL)) return NULL;
-    json_t *j = json_loadb((const char *)text, *n, 0, NULL);
-    const char *schema = json_string_value(json_object_get(j, "schema"));
-    int is_validate = schema && !strncmp(schema, "ortqual.validate/", 17);
-    json_decref(j);
-    if (is_validate) return (char *)text;
-    free(text);
-    return NULL;
+    *figs = NULL;
+    oq_status st = ends_with(path, ".json") ? oq_figures_from_summary_file(path, opt, figs, err) : OQ_OK;
+    return st == OQ_ERR_NOT_FOUND ? OQ_OK : st;
 }
 
 /* Read every input; exit status on failure, 0 when all were read. */
@@ -141,20 +138,19 @@ static int draw(oq_figures *figs, oq_status st, const oq_err *build_err, const o
     return st == OQ_ERR_FORMAT || st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
 }
 
-static int run_validate(const char *text, size_t len, char **inputs, size_t n, const oq_plot_options *opt, int json)
+static int run_validate(oq_figures *figs, char **inputs, size_t n, const oq_plot_options *opt, int json)
 {
     if (n > 1) {
         oq_cli_error_in("plot", "%s is a validate summary: give it alone (its figures are per run)",
                 oq_cli_shown(inputs[0]));
+        oq_figures_free(figs);
         return OQ_EXIT_USAGE;
     }
     oq_err err = {0};
-    oq_figures *figs = NULL;
-    oq_status st = oq_figures_from_summary(text, len, inputs[0], opt, &figs, &err);
-    if (!st && !oq_figures_count(figs)) /* not an error: the run had nothing to show */
+    if (!oq_figures_count(figs)) /* not an error: the run had nothing to show */
         oq_cli_error_in("plot", "%s: nothing to draw: no output was compared and no batch was timed in this run",
                 oq_cli_shown(inputs[0]));
-    return draw(figs, st, &err, opt, json);
+    return draw(figs, OQ_OK, &err, opt, json);
 }
 
 /* The rows' statuses, counted in the order first seen ("1 failed", "2 skipped, 1 oom"), into buf:
@@ -211,10 +207,12 @@ static int run_tables(char **inputs, size_t n, const oq_plot_options *opt, int j
 
 static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
 {
-    char *dir_copy = NULL, *text = NULL;
-    size_t len = 0;
-    for (size_t i = 0; i < n && !text; i++)
-        if ((text = validate_summary(inputs[i], &len))) {
+    char *dir_copy = NULL;
+    oq_figures *figs = NULL;
+    oq_err err = {0};
+    oq_status st = OQ_OK;
+    for (size_t i = 0; i < n && !figs && !st; i++)
+        if ((st = validate_figures(inputs[i], opt, &figs, &err)) || figs) {
             char *tmp = inputs[0];
             inputs[0] = inputs[i], inputs[i] = tmp;
         }
@@ -225,9 +223,10 @@ static int run(char **inputs, size_t n, oq_plot_options *opt, int json)
     /* not beside a run that writes (or a --force run that clears) the same folder */
     oq_outdir_lock *lock = NULL;
     int rc = oq_cli_outdir_lock("plot", opt->outdir, NULL, NULL, &lock);
-    if (!rc) rc = text ? run_validate(text, len, inputs, n, opt, json) : run_tables(inputs, n, opt, json);
+    if (!rc) rc = st ? draw(NULL, st, &err, opt, json)
+                  : figs ? run_validate(figs, inputs, n, opt, json) : run_tables(inputs, n, opt, json);
+    else oq_figures_free(figs);
     oq_outdir_lock_free(lock);
-    free(text);
     free(dir_copy);
     return rc;
 }

@@ -24,6 +24,7 @@ struct oq_gate {
     char *log_path;
     int log_fd;
     time_t started;
+    int allow_shard; /* oq_gate_allow_shard: a shard's own verdict may pass, with a note */
 };
 
 oq_status gate_strv_push(gate_strv *s, char *owned, oq_err *err);

@@ -23,12 +23,34 @@ typedef struct scan_ctx {
     oq_summary_scanner *scanner;
     oq_status st;
     oq_err *err;
+    oq_failure_line shard; /* "shard I of N done; ..." after an ortqual verdict (text NULL: none) */
+    uint64_t shard_of;     /* the line of that verdict */
 } scan_ctx;
+
+/* A sharded validate prints "shard I of N done; when all have ended: ortqual merge DIR" after its
+ * verdict line: that verdict is one shard's, not its campaign's (QA 8b D6). Kept while the verdict
+ * it follows is still the last summary. */
+static void note_shard(scan_ctx *c, const char *text, size_t n, uint64_t line)
+{
+    const oq_test_summary *last = oq_summary_scanner_last(c->scanner);
+    int i, k, used = -1;
+    char head[64];
+    snprintf(head, sizeof head, "%.*s", (int)(n < sizeof head - 1 ? n : sizeof head - 1), text);
+    if (!last || last->runner != OQ_RUNNER_ORTQUAL || sscanf(head, "shard %d of %d done; %n", &i, &k, &used) != 2 ||
+        used < 0)
+        return;
+    free(c->shard.text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r')) n--;
+    c->shard = (oq_failure_line){"ortqual", line, strndup(text, n)};
+    c->shard_of = last->line;
+    if (!c->shard.text) c->st = oq_err_set(c->err, OQ_ERR_NOMEM, "gate: out of memory");
+}
 
 static void scan_line(void *user, const char *text, size_t n, uint64_t line)
 {
     scan_ctx *c = user;
     if (c->st == OQ_OK) c->st = oq_summary_scanner_line(c->scanner, text, n, line, c->err);
+    if (c->st == OQ_OK) note_shard(c, text, n, line);
 }
 
 static int write_all(int fd, const char *buf, size_t n)
@@ -203,6 +225,26 @@ static oq_status name_failed(const oq_summary_scanner *s, oq_gate_judgement *j, 
     return st ? oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory") : OQ_OK;
 }
 
+/* The last verdict was a shard's: failed unless the caller allowed it (oq_gate_allow_shard), and
+ * then said in a note. */
+static oq_status judge_shard(oq_gate *g, const scan_ctx *sc, const oq_test_summary *sum, oq_gate_judgement *j,
+                             oq_err *err)
+{
+    if (!sc->shard.text || !sum || sum->line != sc->shard_of) return OQ_OK;
+    char *why;
+    if (asprintf(&why, "the verdict at line %llu is one shard's, not its campaign's (line %llu: %s): the campaign's "
+                       "verdict is its merge's (ortqual merge DIR), which counts every shard",
+                 (unsigned long long)sum->line, (unsigned long long)sc->shard.line, sc->shard.text) < 0)
+        why = NULL;
+    oq_status st = !why ? OQ_ERR_NOMEM
+                   : g->allow_shard ? gate_strv_push(&g->notes, why, err)
+                                    : oq_strv_push(&j->reasons, &j->n_reasons, why);
+    if (!g->allow_shard) free(why);
+    if (st) return oq_err_set(err, OQ_ERR_NOMEM, "gate: out of memory");
+    if (j->n_reasons && j->verdict == OQ_GATE_PASS) j->verdict = OQ_GATE_FAIL;
+    return OQ_OK;
+}
+
 static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate_result *r,
                         oq_err *err)
 {
@@ -222,6 +264,7 @@ static oq_status finish(oq_gate *g, oq_dispatch_parser *p, scan_ctx *sc, oq_gate
                          oq_summary_scanner_failure_line(sc->scanner)};
     o.n_earlier = oq_summary_scanner_earlier(sc->scanner, &o.earlier);
     st = oq_gate_judge(&o, g->o.allow_skip, g->o.n_allow_skip, g->expect, &r->j, err);
+    if (!st) st = judge_shard(g, sc, sum, &r->j, err);
     return st ? st : name_failed(sc->scanner, &r->j, err);
 }
 
@@ -232,7 +275,7 @@ oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
     oq_dispatch_parser *p = NULL;
-    scan_ctx sc = {NULL, OQ_OK, err};
+    scan_ctx sc = {NULL, OQ_OK, err, {0}, 0};
     oq_status st = oq_dispatch_parser_create(&p, err);
     if (st == OQ_OK) st = oq_summary_scanner_create(&sc.scanner, err);
     if (st != OQ_OK) goto out;
@@ -262,6 +305,7 @@ oq_status oq_gate_run(oq_gate *g, oq_gate_result *r, oq_err *err)
 out:
     if (st != OQ_OK) oq_gate_result_clear(r);
     oq_summary_scanner_free(sc.scanner);
+    free(sc.shard.text);
     oq_dispatch_parser_free(p);
     return st;
 }

@@ -430,3 +430,8 @@ size_t oq_gate_notes(const oq_gate *g, const char *const **notes)
     if (notes) *notes = g ? (const char *const *)g->notes.v : NULL;
     return g ? g->notes.n : 0;
 }
+
+void oq_gate_allow_shard(oq_gate *g, int allow)
+{
+    if (g) g->allow_shard = allow != 0;
+}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fileio/fileio-impl.h"
+#include "plot/figures-impl.h"
 #include "ortqual/fileio.h"
 #include "report/report-impl.h"
 #include "status/args-impl.h"
@@ -136,5 +137,42 @@ oq_status oq_report_write_dir(const char *dir, oq_err *err)
     else if (st) oq_err_set(err, st, "%s", e.msg);
     free(in);
     free(out);
+    return st;
+}
+
+/* A summary from before each configuration's outputs were aggregated ("outputs" beside its batch
+ * records) keeps its comparisons in the batch records, which the sample drops: its error figures
+ * need the whole document (such summaries predate large runs). */
+static int outputs_per_batch(const json_t *doc)
+{
+    size_t k;
+    json_t *c;
+    json_array_foreach(json_object_get(doc, "configs"), k, c) if (!json_object_get(c, "outputs")) return 1;
+    return 0;
+}
+
+static oq_status figures_of_whole(const char *path, const oq_plot_options *opt, oq_figures **out, oq_err *err)
+{
+    unsigned char *text = NULL;
+    size_t n = 0;
+    oq_status st = oq_read_file(path, &text, &n, err);
+    if (!st) st = oq_figures_from_summary((const char *)text, n, path, opt, out, err);
+    free(text);
+    return st;
+}
+
+oq_status oq_figures_from_summary_file(const char *path, const oq_plot_options *opt, oq_figures **out, oq_err *err)
+{
+    OQ_NEED(err, path);
+    OQ_NEED(err, out);
+    *out = NULL;
+    oq_vd d;
+    json_t *doc = oq_vd_scan(&d, path, err); /* the records sampled as report.html's figures are */
+    oq_status st = !doc ? err->status : OQ_OK;
+    if (!st && oq_report_kind_of(doc) == OQ_REPORT_VALIDATE)
+        st = outputs_per_batch(doc) ? figures_of_whole(path, opt, out, err)
+                                    : oq_figures_from_summary_json(doc, path, opt, out, err);
+    json_decref(doc);
+    oq_vd_clear(&d);
     return st;
 }

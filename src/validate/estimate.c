@@ -107,17 +107,32 @@ static int sum_colds(const oq_validate_summary *s, const oq_config_result *c, do
     return 1;
 }
 
+/* How much longer c's calls took than their medians say: the worker's measured call time
+ * (cost.run_s: first, warm-up and timed calls as they ran) over first call + calls x median,
+ * cold calls apart, `runs` the tasks whose records these are. Under jitter or load the mean call
+ * is slower than the median, and that time is paid per batch: booked as a one-time cost it grew
+ * with the probe's batches (QA 8b D7). 1 when the summary has no cost record (older ones). */
+static double call_ratio(const oq_config_result *c, double runs, double ran, double colds)
+{
+    double modelled = runs * (ran - colds), measured = c->cost.run_s - runs * colds;
+    if (!c->cost.recorded || !(c->cost.run_s > 0) || !(modelled > 0) || !(measured > 0)) return 1;
+    return measured / modelled;
+}
+
 /* One configuration: what one task pays once (process, runtime, session, its first batch's
  * warm-up beyond a typical first call) and what each event costs after that. Only the batches it
  * timed count, their events only (a batch read from the reference cache ran nothing). The fixed
- * part is what the worker spent beyond the calls it made (as measured: session creation and
- * process start do not depend on the larger plan's calls), the per-event part the calls the
- * larger plan makes (--warmup, --repeat). A merged summary's worker and cost times are sums over
- * the k tasks that ran it, each of which paid the fixed part once. 0 when it timed no batch
- * (skipped, not run). `all_batches`: each of its tasks ran every batch, the records one task's
- * (the reference of a split by configuration), so their calls and cold call count k times. */
+ * part is what the worker spent beyond its calls as measured (cost.run_s) and the comparison and
+ * I/O: session creation and process start do not depend on the larger plan's calls; the
+ * per-event part the calls the larger plan makes (--warmup, --repeat) at their medians, scaled by
+ * how much longer the measured calls took (call_ratio), with the comparison and I/O. A merged
+ * summary's worker and cost times are sums over the k tasks that ran it, each of which paid the
+ * fixed part once. 0 when it timed no batch (skipped, not run). `all_batches`: each of its tasks
+ * ran every batch, the records one task's (the reference of a split by configuration), so their
+ * calls and cold call count k times. `at_medians`: the larger plan's calls at their medians
+ * (ratio 1: a quiet machine's), the fixed part as measured all the same. */
 static int measure(const oq_validate_summary *s, const oq_config_result *c, const oq_estimate_opts *o, int all_batches,
-                   oq_estimate_config *out, int *unseparated, oq_err *err)
+                   int at_medians, oq_estimate_config *out, int *unseparated, oq_err *err)
 {
     double ran = 0, will = 0, events = 0, colds = 0;
     if (!time_checked(c, err) || !sum_colds(s, c, &colds, unseparated, err)) return -1;
@@ -130,7 +145,8 @@ static int measure(const oq_validate_summary *s, const oq_config_result *c, cons
     }
     if (events <= 0) return 0;
     double tasks = tasks_of(c), runs = all_batches ? tasks : 1, cost = c->cost.compare_s + c->cost.io_s;
-    double calls = runs * (ran - colds) + cost; /* the tasks' calls, comparison and I/O, cold calls apart */
+    double ratio = call_ratio(c, runs, ran, colds);
+    double calls = runs * (ran - colds) * ratio + cost; /* the tasks' calls, comparison and I/O, cold calls apart */
     double fixed = (c->worker.seconds - calls) / tasks;
     if (fixed < 0) {
         oq_err_set(err, OQ_ERR_FORMAT, "'%s': its worker ran %g s, less than the %g s of its batches' calls, "
@@ -139,7 +155,7 @@ static int measure(const oq_validate_summary *s, const oq_config_result *c, cons
     }
     snprintf(out->name, sizeof out->name, "%s", c->config.name);
     out->fixed_s = fixed;
-    out->per_event_s = (runs * (will - colds) + cost) / (runs * events);
+    out->per_event_s = (runs * (will - colds) * (at_medians ? 1 : ratio) + cost) / (runs * events);
     return 1;
 }
 
@@ -178,7 +194,8 @@ static oq_status complete(const oq_validate_summary *s, oq_err *err)
                       (int)mi->problems[0].index, (int)mi->count, oq_shard_state_name(mi->problems[0].state));
 }
 
-static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o, oq_estimate *out, oq_err *err)
+static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o, int at_medians, oq_estimate *out,
+                         oq_err *err)
 {
     out->configs = calloc(s->n_configs + 1, sizeof *out->configs);
     out->left_out = calloc(s->n_configs + 1, sizeof *out->left_out);
@@ -189,7 +206,7 @@ static oq_status configs(const oq_validate_summary *s, const oq_estimate_opts *o
         if (i && o->only && strncmp(name, o->only, strlen(o->only)) != 0) continue;
         int all_batches = i == 0 && s->merged.count && s->merged.by == OQ_SHARD_BY_CONFIG;
         int got = i == 0 ? reference_as_read(&s->configs[0], &out->configs[0], err) : 0;
-        if (!got) got = measure(s, &s->configs[i], o, all_batches, &out->configs[out->n_configs], &out->cold_unseparated, err);
+        if (!got) got = measure(s, &s->configs[i], o, all_batches, at_medians, &out->configs[out->n_configs], &out->cold_unseparated, err);
         if (got < 0) return err && err->status ? err->status : OQ_ERR_NOMEM;
         if (!got && i == 0) return oq_err_set(err, OQ_ERR_FORMAT, "the reference '%s' has no timed batches", name);
         if (!got) { /* said, not silently dropped: the user's matrix may run it */
@@ -255,12 +272,9 @@ static oq_status check_shards(const oq_validate_summary *s, const oq_estimate_op
                       (long long)batches_of(o->events, b), (long long)o->events, (long long)b);
 }
 
-oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, oq_estimate *out,
-                               oq_err *err)
+static oq_status estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, int at_medians,
+                          oq_estimate *out, oq_err *err)
 {
-    OQ_NEED(err, measured);
-    OQ_NEED(err, o);
-    OQ_NEED(err, out);
     memset(out, 0, sizeof *out);
     if (o->events < 1 || o->workers < 1 || o->configs < 0 || o->configs == 1 || o->shards < 0)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "estimate: want events >= 1, workers >= 1, configurations >= 2");
@@ -269,11 +283,29 @@ oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_est
     if (!measured->n_configs)
         return oq_err_set(err, OQ_ERR_FORMAT, "the summary has no configurations (a prepared plan ran nothing)");
     oq_status st = check_shards(measured, o, err);
-    if (!st) st = configs(measured, o, out, err);
+    if (!st) st = configs(measured, o, at_medians, out, err);
     if (st) oq_estimate_clear(out);
     else model(o, measured->n_batches && measured->batches[0].batch_size > 0 ? measured->batches[0].batch_size : 1,
                out);
     return st;
+}
+
+oq_status oq_validate_estimate(const oq_validate_summary *measured, const oq_estimate_opts *o, oq_estimate *out,
+                               oq_err *err)
+{
+    OQ_NEED(err, measured);
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
+    return estimate(measured, o, 0, out, err);
+}
+
+oq_status oq_validate_estimate_at_medians(const oq_validate_summary *measured, const oq_estimate_opts *o,
+                                          oq_estimate *out, oq_err *err)
+{
+    OQ_NEED(err, measured);
+    OQ_NEED(err, o);
+    OQ_NEED(err, out);
+    return estimate(measured, o, 1, out, err);
 }
 
 void oq_estimate_clear(oq_estimate *e)
