@@ -1310,12 +1310,13 @@ static json_t *merge_info_json(const oq_merge_info *m)
     int ok = reported && problems;
     for (size_t i = 0; i < m->n_reported; i++) {
         const oq_shard_report *r = &m->reported[i];
-        ok = ok && !json_array_append_new(reported, json_pack("{s:i, s:o, s:s, s:s, s:s, s:o}", "index", r->index, "host",
-                                                              oq_json_text(r->host), "start", r->start, "end", r->end,
-                                                              "verdict", oq_run_verdict_name(r->verdict), "slurm",
-                                                              slurm_json(&r->slurm)));
+        json_t *e = json_pack("{s:i, s:o, s:s, s:s, s:s, s:o}", "index", r->index, "host", oq_json_text(r->host),
+                              "start", r->start, "end", r->end, "verdict", oq_run_verdict_name(r->verdict), "slurm",
+                              slurm_json(&r->slurm));
+        ok = ok && !json_array_append_new(reported, e);
     }
-    for (size_t i = 0; i < m->n_problems; i++) ok = ok && !json_array_append_new(problems, problem_json(&m->problems[i]));
+    for (size_t i = 0; i < m->n_problems; i++)
+        ok = ok && !json_array_append_new(problems, problem_json(&m->problems[i]));
     if (!ok) { /* never the block without a shard that did not report: none at all (out of memory) */
         json_decref(reported);
         json_decref(problems);

@@ -122,7 +122,8 @@ static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
     char hint[4400];
     slurm_hint(m, i, hint, sizeof hint);
     oq_shard_problem p;
-    if (oq_shard_dir_problem(dir, &p, NULL, NULL) == OQ_OK) return add_problem(m, i, p.state, err, "%s%s", p.detail, hint);
+    if (oq_shard_dir_problem(dir, &p, NULL, NULL) == OQ_OK)
+        return add_problem(m, i, p.state, err, "%s%s", p.detail, hint);
     if (access(dir, F_OK) == 0)
         return add_problem(m, i, OQ_SHARD_UNFINISHED, err, "%s exists but holds no record: it stopped while starting%s",
                            dir, hint);
