@@ -786,6 +786,14 @@ OQ_API oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip
  * outdir/shards/plan.json exists (elsewhere they are not a merge's). "; the earlier merge's
  * summary.json, ... removed" is appended to err->msg when anything went. */
 OQ_API void oq_validate_merge_drop(const char *outdir, oq_err *err);
+/* Why the shard folder `dir` (outdir/shards/I) holds no summary.json, from the record a shard
+ * leaves before its summary, in the merge's words (summary->merged.problems, without its SLURM
+ * hint): error.json, OQ_SHARD_FAILED "stopped before running: MSG" (problem->index -1: the
+ * record does not say); else started.json, OQ_SHARD_UNFINISHED "started on HOST at TIME (pid N)
+ * and wrote no summary: killed, timed out or crashed", problem->index its I and *count its N
+ * (count may be NULL). OQ_ERR_NOT_FOUND when dir holds neither. `ortqual report` of a killed
+ * shard's folder says this, as the merge does. */
+OQ_API oq_status oq_shard_dir_problem(const char *dir, oq_shard_problem *problem, int32_t *count, oq_err *err);
 
 /* ---- estimates for larger plans (docs/scale-out.md) ---- */
 

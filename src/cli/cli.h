@@ -51,7 +51,9 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
 /* A folder with error.json and no summary.json is a run that was refused (or stopped before its
  * result): what it said is the answer, not "summary.json: cannot open" or "not a run directory?".
  * 1 when so, said as `cmd`'s error ("DIR holds error.json and no summary.json: the run was
- * refused ...: MSG"); 0, nothing said, otherwise. */
+ * refused ...: MSG"); so is a shard's folder with started.json and no summary.json, in the
+ * merge's words (oq_shard_dir_problem: "... shard 0 of 2 unfinished: started on HOST ...");
+ * 0, nothing said, otherwise. */
 int oq_cli_refused_run(const char *cmd, const char *dir);
 
 /* A JSON string of `s` (NULL: JSON null) for text from outside (a path, a message naming

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "ortqual/validate.h"
 #include "ortqual/fileio.h"
 
 #ifndef ORTQUAL_SOURCE_DIR
@@ -49,6 +50,18 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n)
     return buf;
 }
 
+/* A shard's folder with started.json and no summary: killed, timed out or crashed, said in the
+ * merge's words (it said "not a run directory?"). 1 when so, said as `cmd`'s error. */
+static int shard_unfinished(const char *cmd, const char *dir)
+{
+    oq_shard_problem p;
+    int32_t count;
+    if (oq_shard_dir_problem(dir, &p, &count, NULL) || p.state != OQ_SHARD_UNFINISHED) return 0;
+    oq_cli_error_in(cmd, "%s holds started.json and no summary.json (no result to render): shard %d of %d %s: %s",
+                    oq_cli_shown(dir), (int)p.index, (int)count, oq_shard_state_name(p.state), oq_cli_shown(p.detail));
+    return 1;
+}
+
 int oq_cli_refused_run(const char *cmd, const char *dir)
 {
     char path[4200];
@@ -61,5 +74,5 @@ int oq_cli_refused_run(const char *cmd, const char *dir)
         oq_cli_error_in(cmd, "%s holds error.json and no summary.json: the run was refused (no result to render): %s",
                         oq_cli_shown(dir), msg);
     json_decref(j);
-    return msg != NULL;
+    return msg != NULL || shard_unfinished(cmd, dir);
 }

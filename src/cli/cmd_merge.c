@@ -18,9 +18,10 @@ static const char head[] =
 "run of the same plan would give; each shard's host and timing stay in the summary.\n"
 "\n"
 "A shard that never started, stopped with an error or was killed (no summary) is named with its\n"
-"index and what is known of it, and fails the merge: a missing shard is never a pass. Shards of\n"
-"another plan (other options or inputs than DIR/shards/plan.json) are refused, and so is a shard\n"
-"summary that contradicts itself or the plan (an output of the plan's model left out, an\n"
+"index and what is known of it, and fails the merge: a missing shard is never a pass. A shard\n"
+"that reported and failed on its own is named beside it (the reasons say both, and to rerun both).\n"
+"Shards of another plan (other options or inputs than DIR/shards/plan.json) are refused, and so is\n"
+"a shard summary that contradicts itself or the plan (an output of the plan's model left out, an\n"
 "'interrupted' record beside another verdict, no ONNX Runtime hash where another shard has one).\n"
 "A merge that stops without writing (refused, or failed) removes an earlier merge's\n"
 "DIR/summary.json, report.html, validate.csv and plots/ figures, and says so: they would\n"
@@ -56,6 +57,14 @@ static int print(const char *dir, const oq_validate_summary *s, int json, int rc
     for (size_t i = 0; i < m->n_problems; i++)
         oq_cli_error_in("merge", "shard %d of %d %s: %s", (int)m->problems[i].index, (int)m->count,
                 oq_shard_state_name(m->problems[i].state), oq_cli_shown(m->problems[i].detail));
+    /* a shard that reported and did not pass fails the merge as well: the lines above alone
+     * read as "rerun these", and a merge after that failed again on this one */
+    for (size_t i = 0; m->n_problems && i < m->n_reported; i++)
+        if (m->reported[i].verdict != OQ_RUN_PASSED)
+            oq_cli_error_in("merge", "shard %d of %d reported verdict %s (%s/shards/%d/summary.json says why): it "
+                            "fails this merge too; rerun it as well as the shards that did not report",
+                            (int)m->reported[i].index, (int)m->count, oq_run_verdict_name(m->reported[i].verdict),
+                            oq_cli_shown(dir), (int)m->reported[i].index);
     return rc ? rc : s->exit_status;
 }
 

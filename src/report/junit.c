@@ -272,16 +272,9 @@ static int suite_bad(const suite *s)
     return 0;
 }
 
-static void config_cases(suite *s, const json_t *cfg, const char *cls)
+/* What a configuration under test was judged by: its batches and its checks. */
+static void judged_cases(suite *s, const json_t *cfg, const char *cls)
 {
-    const char *status = oq_vd_status(cfg), *reason = oq_j_str(cfg, "reason", "");
-    if (!strcmp(status, "skipped") || !strcmp(status, "not-run")) { /* not-run: the reference's error says why */
-        add_case(s, cls, "run", 0, TC_SKIPPED, NULL, *reason ? reason : status, NULL);
-        return;
-    }
-    /* a reference that ran (or, `expected`, was read) judged nothing: a passing case of it
-     * would count as a test passed where nothing was compared (only an error of it is a case) */
-    if (!strcmp(status, "reference")) return;
     batch_cases(s, cfg, cls);
     check_case(s, cls, "dispatch", json_object_get(cfg, "dispatch"));
     const json_t *placement = json_object_get(cfg, "placement");
@@ -292,6 +285,20 @@ static void config_cases(suite *s, const json_t *cfg, const char *cls)
     if (teeth)
         add_case(s, cls, "prove-teeth", 0, json_is_true(json_object_get(teeth, "proved")) ? TC_PASS : TC_FAILURE,
                  "prove-teeth", oq_j_str(teeth, "verdict", ""), NULL);
+}
+
+static void config_cases(suite *s, const json_t *cfg, const char *cls)
+{
+    const char *status = oq_vd_status(cfg), *reason = oq_j_str(cfg, "reason", "");
+    if (!strcmp(status, "skipped") || !strcmp(status, "not-run")) { /* not-run: the reference's error says why */
+        add_case(s, cls, "run", 0, TC_SKIPPED, NULL, *reason ? reason : status, NULL);
+        return;
+    }
+    /* a reference judged nothing, whatever its status: a passing case of it (a batch it ran,
+     * in a merge that left it `error`) would count as a test passed where nothing was
+     * compared; only its error is a case */
+    if (!strcmp(status, "reference")) return;
+    if (!json_is_true(json_object_get(cfg, "reference"))) judged_cases(s, cfg, cls);
     if (!strcmp(status, "passed") || (strcmp(status, "error") && suite_bad(s))) return;
     /* a runtime error, or failed with no failing case yet: the worker crashed, timed out */
     const json_t *w = json_object_get(cfg, "worker"), *refusal = json_object_get(cfg, "refusal");

@@ -1295,21 +1295,37 @@ oq_status oq_shard_info_read(const char *path, oq_shard_info *i, oq_err *err)
     return j ? oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path) : lst;
 }
 
+/* A shard that did not report. Its detail names its folder, whose name need not be UTF-8: kept
+ * byte for byte beside the text for people ("detail_hex", oq_json_set_path), as a pack with it
+ * failed whole and dropped the entry (a missing shard then read as one that reported). */
+static json_t *problem_json(const oq_shard_problem *p)
+{
+    json_t *j = json_pack("{s:i, s:s}", "index", p->index, "state", oq_shard_state_name(p->state));
+    if (j && !oq_json_set_path(j, "detail", p->detail)) json_decref(j), j = NULL;
+    return j;
+}
+
 static json_t *merge_info_json(const oq_merge_info *m)
 {
     json_t *reported = json_array(), *problems = json_array();
+    int ok = reported && problems;
     for (size_t i = 0; i < m->n_reported; i++) {
         const oq_shard_report *r = &m->reported[i];
-        json_array_append_new(reported, json_pack("{s:i, s:s, s:s, s:s, s:s, s:o}", "index", r->index, "host", r->host,
-                                                  "start", r->start, "end", r->end, "verdict",
-                                                  oq_run_verdict_name(r->verdict), "slurm", slurm_json(&r->slurm)));
+        json_t *e = json_pack("{s:i, s:o, s:s, s:s, s:s, s:o}", "index", r->index, "host", oq_json_text(r->host),
+                              "start", r->start, "end", r->end, "verdict", oq_run_verdict_name(r->verdict), "slurm",
+                              slurm_json(&r->slurm));
+        ok = ok && !json_array_append_new(reported, e);
     }
     for (size_t i = 0; i < m->n_problems; i++)
-        json_array_append_new(problems, json_pack("{s:i, s:s, s:s}", "index", m->problems[i].index, "state",
-                                                  oq_shard_state_name(m->problems[i].state), "detail",
-                                                  m->problems[i].detail));
-    return json_pack("{s:i, s:s, s:o, s:o, s:{s:s, s:s}}", "count", m->count, "by", oq_shard_by_name(m->by),
-                     "reported", reported, "problems", problems, "merged", "time", m->time, "host", m->host);
+        ok = ok && !json_array_append_new(problems, problem_json(&m->problems[i]));
+    if (!ok) { /* never the block without a shard that did not report: none at all (out of memory) */
+        json_decref(reported);
+        json_decref(problems);
+        return NULL;
+    }
+    return json_pack("{s:i, s:s, s:o, s:o, s:{s:s, s:o}}", "count", m->count, "by", oq_shard_by_name(m->by),
+                     "reported", reported, "problems", problems, "merged", "time", m->time, "host",
+                     oq_json_text(m->host));
 }
 
 /* A verdict word back (an unknown one is not a pass). */
@@ -1402,7 +1418,11 @@ static int merge_info_back(const json_t *j, oq_merge_info *m)
         for (int k = OQ_SHARD_MISSING; k <= OQ_SHARD_INTERRUPTED; k++)
             if (str_of(jp, "state") && !strcmp(str_of(jp, "state"), oq_shard_state_name((oq_shard_state)k)))
                 p->state = (oq_shard_state)k;
-        copy_of(jp, "detail", p->detail, sizeof p->detail);
+        int ok = 1;
+        char *detail = oq_json_path_dup(jp, "detail", &ok); /* its bytes, where they are not UTF-8 */
+        if (!ok) return 0;
+        snprintf(p->detail, sizeof p->detail, "%s", detail ? detail : "");
+        free(detail);
     }
     const json_t *merged = json_object_get(j, "merged");
     copy_of(merged, "time", m->time, sizeof m->time);
@@ -1510,7 +1530,10 @@ static json_t *summary_json(const oq_validate_summary *s, summary_batches how, c
     json_object_set_new(j, "batches", batches);
     json_object_set_new(j, "configs", configs);
     if (s->shard.count) json_object_set_new(j, "shard", shard_info_json(&s->shard));
-    if (s->merged.count) json_object_set_new(j, "shards", merge_info_json(&s->merged));
+    if (s->merged.count && json_object_set_new(j, "shards", merge_info_json(&s->merged))) {
+        json_decref(j); /* a merge without its shards' record would read as whole */
+        return NULL;
+    }
     if (s->merged.n_saved_outputs) /* they stay in the shards' folders: here is where */
         json_object_set_new(j, "saved_outputs", strv_json(s->merged.saved_outputs, s->merged.n_saved_outputs));
     if (s->plotted) {

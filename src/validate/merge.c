@@ -89,24 +89,41 @@ static oq_status add_problem(merge_ctx *m, int32_t i, oq_shard_state state, oq_e
     return OQ_OK;
 }
 
-/* Why shard i has no summary: never started, stopped with an error record, or started and
- * ended without a word (killed, timed out, crashed). */
-static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
+oq_status oq_shard_dir_problem(const char *dir, oq_shard_problem *p, int32_t *count, oq_err *err)
 {
-    char path[4200], hint[4400], msg[OQ_ERR_MSG_MAX];
-    slurm_hint(m, i, hint, sizeof hint);
+    OQ_NEED(err, dir);
+    OQ_NEED(err, p);
+    *p = (oq_shard_problem){.index = -1, .state = OQ_SHARD_FAILED};
+    if (count) *count = 0;
+    char path[4200], msg[OQ_ERR_MSG_MAX];
     snprintf(path, sizeof path, "%s/error.json", dir);
-    if (access(path, F_OK) == 0 && oq_error_record_read(path, msg, sizeof msg, NULL) == OQ_OK)
-        return add_problem(m, i, OQ_SHARD_FAILED, err, "stopped before running: %s%s", msg, hint);
+    if (access(path, F_OK) == 0 && oq_error_record_read(path, msg, sizeof msg, NULL) == OQ_OK) {
+        snprintf(p->detail, sizeof p->detail, "stopped before running: %.480s", msg);
+        return OQ_OK;
+    }
     snprintf(path, sizeof path, "%s/started.json", dir);
     oq_shard_info started;
-    if (access(path, F_OK) == 0 && oq_shard_info_read(path, &started, NULL) == OQ_OK) {
-        oq_status st = add_problem(m, i, OQ_SHARD_UNFINISHED, err,
-                                   "started on %s at %s (pid %lld) and wrote no summary: killed, timed out or "
-                                   "crashed%s", started.host, started.start, (long long)started.pid, hint);
-        oq_shard_info_clear(&started);
-        return st;
-    }
+    if (access(path, F_OK) != 0 || oq_shard_info_read(path, &started, NULL) != OQ_OK)
+        return oq_err_set(err, OQ_ERR_NOT_FOUND, "%s holds neither error.json nor started.json", dir);
+    p->index = started.index;
+    p->state = OQ_SHARD_UNFINISHED;
+    if (count) *count = started.count;
+    snprintf(p->detail, sizeof p->detail, "started on %.200s at %s (pid %lld) and wrote no summary: killed, timed "
+             "out or crashed", started.host, started.start, (long long)started.pid);
+    oq_shard_info_clear(&started);
+    return OQ_OK;
+}
+
+/* Why shard i has no summary: never started, stopped with an error record, or started and
+ * ended without a word (killed, timed out, crashed): its folder's record as `report` reads it
+ * (oq_shard_dir_problem), with where SLURM logged it. */
+static oq_status diagnose(merge_ctx *m, int32_t i, const char *dir, oq_err *err)
+{
+    char hint[4400];
+    slurm_hint(m, i, hint, sizeof hint);
+    oq_shard_problem p;
+    if (oq_shard_dir_problem(dir, &p, NULL, NULL) == OQ_OK)
+        return add_problem(m, i, p.state, err, "%s%s", p.detail, hint);
     if (access(dir, F_OK) == 0)
         return add_problem(m, i, OQ_SHARD_UNFINISHED, err, "%s exists but holds no record: it stopped while starting%s",
                            dir, hint);
@@ -862,11 +879,13 @@ static int clear_dispatch_only(entry *e, size_t n)
 }
 
 /* As one run would have ended: a failure fails, then not-run, then all skipped or all
- * passed; passed on some shards and skipped on others is an incomplete matrix: failed. */
-static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
+ * passed; passed on some shards and skipped on others is an incomplete matrix: failed. Of a
+ * merge missing shards (`incomplete`), a failure's reason names its shard: it is one problem of
+ * several, each shard's (mark_incomplete adds the others'). */
+static int merged_status(const entry *e, size_t n, int incomplete, oq_verdict *v, char **reason)
 {
     static const oq_verdict order[] = {OQ_VERDICT_FAILED, OQ_VERDICT_NOT_RUN};
-    const oq_config_result *why = e[0].r;
+    const entry *why = &e[0];
     int found = 0;
     *reason = NULL;
     *v = e[0].status;
@@ -874,7 +893,7 @@ static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
         for (size_t i = 0; i < n && !found; i++)
             if ((found = e[i].status == order[o])) {
                 *v = order[o];
-                why = e[i].r;
+                why = &e[i];
             }
     for (size_t i = 1; !found && i < n; i++)
         if (e[i].status != e[0].status) {
@@ -886,8 +905,10 @@ static int merged_status(const entry *e, size_t n, oq_verdict *v, char **reason)
             return *reason != NULL;
         }
     /* passed: no reason (a shard cleared by the others' lines keeps its own in its summary) */
-    if (ran_clean(*v)) return 1;
-    return !why->reason || (*reason = strdup(why->reason)) != NULL;
+    if (ran_clean(*v) || !why->r->reason) return 1;
+    if (!incomplete || *v == OQ_VERDICT_SKIPPED) return (*reason = strdup(why->r->reason)) != NULL;
+    if (asprintf(reason, "shard %d: %s", (int)why->shard, why->r->reason) < 0) *reason = NULL;
+    return *reason != NULL;
 }
 
 /* Every shard's cache writers, one after another (each shard drew and checked its own). */
@@ -906,13 +927,14 @@ static int merge_cache_writers(oq_config_result *out, const oq_config_result *f)
 }
 
 /* Configuration k from the n shards that reported it, into `out` (moved from the shards). */
-static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, const char *records,
+static oq_status merge_config(const merge_ctx *m, size_t k, entry *e, size_t n, int incomplete, const char *records,
                               oq_config_result *out, oq_err *err)
 {
     oq_verdict v;
     char *reason = NULL, *warning = NULL;
     oq_config_shard *per = calloc(n, sizeof *per);
-    if (!per || !clear_dispatch_only(e, n) || !merged_status(e, n, &v, &reason) || !merge_cache_warnings(e, n, &warning)) {
+    if (!per || !clear_dispatch_only(e, n) || !merged_status(e, n, incomplete, &v, &reason) ||
+        !merge_cache_warnings(e, n, &warning)) {
         free(per);
         free(reason);
         return nomem(err);
@@ -972,7 +994,8 @@ static int held(const merge_ctx *m, const oq_shard_problem *p, size_t k)
 
 /* "incomplete: shard 2 (missing) did not report"; of several, "shards 0, 1, 2 (missing)" where
  * they share their state, else "shards 1 (failed), 3 (unfinished)": every one, however many
- * (a fixed buffer of 256 bytes cut the list short). */
+ * (a fixed buffer of 256 bytes cut the list short); after the failure of a shard that reported
+ * ("shard 0: worker timed out ...; incomplete: ..."). */
 static void mark_incomplete(const merge_ctx *m, oq_config_result *r, size_t k)
 {
     const oq_merge_info *mi = &m->s->merged;
@@ -997,9 +1020,13 @@ static void mark_incomplete(const merge_ctx *m, oq_config_result *r, size_t k)
         free(who);
         who = NULL;
     }
+    /* a shard's own failure stays beside the missing ones: a rerun of those alone fails again */
+    int own = r->reason && (r->status == OQ_VERDICT_FAILED || r->status == OQ_VERDICT_ERROR ||
+                            r->status == OQ_VERDICT_NOT_RUN);
     /* the reference is never failed: missing batches of it are a reference that did not run */
     r->status = r->is_reference ? OQ_VERDICT_ERROR : OQ_VERDICT_FAILED;
-    oq_result_reason(r, "incomplete: shard%s %s did not report", n > 1 ? "s" : "", who ? who : "");
+    oq_result_reason(r, "%s%sincomplete: shard%s %s did not report", own ? r->reason : "", own ? "; " : "",
+                     n > 1 ? "s" : "", who ? who : "");
     free(who);
 }
 
@@ -1033,7 +1060,7 @@ static oq_status merge_configs(merge_ctx *m, oq_err *err)
         char records[4200];
         snprintf(records, sizeof records, "%s/merged_%zu.jsonl", m->work, k);
         if (n) {
-            st = merge_config(m, k, e, n, records, r, err);
+            st = merge_config(m, k, e, n, incomplete, records, r, err);
             if (!st && r->reported && !(m->merged[k] = strdup(records))) st = nomem(err);
         } else {
             if (oq_config_parse(m->plan.configs[k], &r->config, NULL))
@@ -1190,7 +1217,9 @@ static oq_status plan_batches(merge_ctx *m, oq_err *err)
     return oq_shard_plan_batches_each(&m->plan, 0, m->plan.n_batches, brief_batch, m, err);
 }
 
-/* The verdict one unsharded run would give; a shard that did not report fails it. */
+/* The verdict one unsharded run would give; a shard that did not report fails it. Its reason
+ * names every such shard, then what the shards that reported said (a reference that timed out on
+ * one of them): a rerun of the missing ones alone would fail again. */
 static void judge(oq_validate_summary *s, int allow_skip)
 {
     oq_validate_judge(s, allow_skip);
@@ -1198,10 +1227,19 @@ static void judge(oq_validate_summary *s, int allow_skip)
     if (!mi->n_problems || s->verdict == OQ_RUN_FAILED) return;
     s->verdict = OQ_RUN_FAILED;
     s->exit_status = 1;
-    free(s->verdict_reason);
-    if (asprintf(&s->verdict_reason, "shard %d of %d %s: %s", (int)mi->problems[0].index, (int)mi->count,
-                 oq_shard_state_name(mi->problems[0].state), mi->problems[0].detail) < 0)
-        s->verdict_reason = NULL;
+    char *said = s->verdict_reason, *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    for (size_t i = 0; f && i < mi->n_problems; i++)
+        fprintf(f, "%sshard %d of %d %s: %s", i ? "; " : "", (int)mi->problems[i].index, (int)mi->count,
+                oq_shard_state_name(mi->problems[i].state), mi->problems[i].detail);
+    if (f && said) fprintf(f, "; %s", said);
+    if (f && fclose(f)) {
+        free(text);
+        text = NULL; /* out of memory: the verdict stays, without its line */
+    }
+    free(said);
+    s->verdict_reason = text;
 }
 
 /* The batch list and the description are the plan's files, copied into the summary as they

@@ -2614,6 +2614,79 @@ static void merge_sums_what_shards_measured(void **state)
     free(dir);
 }
 
+/* Shard 1 missing and shard 0 failed on its own: the configuration's reason and the verdict's
+ * name both (they said only "incomplete: shard 1 (missing) did not report", and a rerun of
+ * shard 1 alone failed again on shard 0). */
+static void merge_names_each_shards_problem(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("merge_own"), path[600];
+    oq_shard_plan plan;
+    write_two_config_plan(dir, &plan);
+    write_shard(dir, 0, &plan); /* its cuda configuration failed: "batch 0, output cls" */
+    oq_validate_summary *m;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
+    assert_string_equal(m->configs[1].reason, "shard 0: batch 0, output cls; incomplete: shard 1 (missing) did not report");
+    assert_string_equal(m->configs[0].reason, "incomplete: shard 1 (missing) did not report");
+    oq_validate_summary_free(m);
+    /* the reference timed out on shard 0 (an error, the other not run): the missing shard makes
+     * the verdict FAILED, and its reason keeps what shard 0 said */
+    snprintf(path, sizeof path, "%s/shards/0/summary.json", dir);
+    assert_int_equal(oq_validate_summary_read(path, &m, &err), OQ_OK);
+    m->configs[0].status = OQ_VERDICT_ERROR;
+    oq_result_reason(&m->configs[0], "the reference cannot run: worker timed out after 1 s (killed)");
+    oq_config c = m->configs[1].config;
+    oq_config_result_clear(&m->configs[1]);
+    m->configs[1].config = c;
+    m->configs[1].status = OQ_VERDICT_NOT_RUN;
+    oq_result_reason(&m->configs[1], "the reference did not run");
+    assert_int_equal(oq_summary_write(m, NULL, path, &err), OQ_OK);
+    oq_validate_summary_free(m);
+    assert_int_equal(oq_validate_merge(dir, 0, 0, &m, &err), OQ_OK);
+    assert_int_equal(m->verdict, OQ_RUN_FAILED);
+    char want[1200];
+    snprintf(want, sizeof want, "shard 1 of 2 missing: never started: no %s/shards/1; ref:encoder:fp64 could not run: "
+             "shard 0: the reference cannot run: worker timed out after 1 s (killed); incomplete: shard 1 (missing) did "
+             "not report", dir);
+    assert_string_equal(m->verdict_reason, want);
+    oq_validate_summary_free(m);
+    oq_shard_plan_clear(&plan);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
+/* A shard folder without a summary read as the merge reads it (`ortqual report` of a killed
+ * shard said "not a run directory?"): started.json, error.json, neither. */
+static void shard_dir_problem_reads_records(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("shard_dir"), path[600];
+    oq_shard_problem p;
+    int32_t count = -1;
+    oq_err err = {0};
+    assert_int_equal(oq_shard_dir_problem(dir, &p, &count, &err), OQ_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "holds neither error.json nor started.json"));
+    oq_shard_info i = {.index = 3, .count = 4, .host = "gpu017", .start = "2026-12-07T05:00:00Z", .pid = 42};
+    snprintf(path, sizeof path, "%s/started.json", dir);
+    assert_int_equal(oq_shard_info_write(&i, path, NULL), OQ_OK);
+    assert_int_equal(oq_shard_dir_problem(dir, &p, &count, &err), OQ_OK);
+    assert_int_equal(p.index, 3);
+    assert_int_equal(count, 4);
+    assert_int_equal(p.state, OQ_SHARD_UNFINISHED);
+    assert_string_equal(p.detail, "started on gpu017 at 2026-12-07T05:00:00Z (pid 42) and wrote no summary: killed, "
+                                  "timed out or crashed");
+    oq_err e = {0};
+    oq_err_set(&e, OQ_ERR_FORMAT, "the shard's options make another plan");
+    snprintf(path, sizeof path, "%s/error.json", dir);
+    assert_int_equal(oq_error_record_write(path, &e, NULL), OQ_OK);
+    assert_int_equal(oq_shard_dir_problem(dir, &p, NULL, &err), OQ_OK);
+    assert_int_equal(p.state, OQ_SHARD_FAILED);
+    assert_string_equal(p.detail, "stopped before running: the shard's options make another plan");
+    oq_remove_tree(dir);
+    free(dir);
+}
+
 /* plan.json's outputs that are not one list of names (or null) per configuration are
  * refused in one line naming the file: the merge holds every shard to them. */
 static void merge_refuses_malformed_plan_outputs(void **state)
@@ -3876,6 +3949,8 @@ int main(void)
         cmocka_unit_test(event_ids_seen_once),
         cmocka_unit_test(summary_round_trip),
         cmocka_unit_test(merge_sums_what_shards_measured),
+        cmocka_unit_test(merge_names_each_shards_problem),
+        cmocka_unit_test(shard_dir_problem_reads_records),
         cmocka_unit_test(merge_refuses_malformed_plan_outputs),
         cmocka_unit_test(merge_tells_routes_by_fields),
         cmocka_unit_test(failures_without_fields_read_back),
