@@ -8,6 +8,9 @@
 # 5. an output that is the same infinity on both sides at every valid element (x*x overflowing)
 #    PASSED with max|err| 0: nothing finite was compared; now NOT TESTED, and the batch record
 #    counts inf_matched.
+#    (thirty-third session) one output all matched infinities beside a finite one PASSED, that
+#    output shown with max|err| 0: now NOT TESTED naming it, and shown as not compared in the
+#    console, summary.json, validate.csv and report.html.
 # 9. cpu:model:fp16 on a model that computes in float32: judged at fp16's looser tolerances with
 #    no note; now a note names the model's precision and both tolerances.
 # 10. an --expected file's `lengths` member was not checked and its `event_indices` were taken
@@ -24,6 +27,10 @@ sys.path.insert(0, sys.argv[1])
 from gather_pb import f, num, vinfo, node  # vinfo's elem: 1 float
 g = f(1, node("Mul", "sq", ["x", "x"], "y")) + f(2, "g") + f(11, vinfo("x", 1, [1, 4])) + f(12, vinfo("y", 1, [1, 4]))
 open("sq.onnx", "wb").write(num(1, 8) + f(7, g) + f(8, f(1, "") + num(2, 18)))
+# two.onnx: y = x * x beside z = x + x, finite where y overflows
+g2 = (f(1, node("Mul", "sq", ["x", "x"], "y")) + f(1, node("Add", "dbl", ["x", "x"], "z")) + f(2, "g") +
+      f(11, vinfo("x", 1, [1, 4])) + f(12, vinfo("y", 1, [1, 4])) + f(12, vinfo("z", 1, [1, 4])))
+open("two.onnx", "wb").write(num(1, 8) + f(7, g2) + f(8, f(1, "") + num(2, 18)))
 np.seterr(over="ignore")
 for name, x in (("of", [1e20, -1e20, 3e19, 2e20]), ("of2", [-1e20, 1e21, 3e19, 2e20]), ("mix", [1e20, 2, 3, 4]),
                 ("fin", [1, 2, 3, 4])):
@@ -31,6 +38,7 @@ for name, x in (("of", [1e20, -1e20, 3e19, 2e20]), ("of2", [-1e20, 1e21, 3e19, 2
     np.savez(name + "_in.npz", x=x)
     np.savez(name + "_exp.npz", y=x * x)
     np.savez(name + "_io.npz", x=x, y=x * x)
+    np.savez(name + "_two.npz", y=x * x, z=x + x)
 PY
 DL="$F/torch/decoder_lm"
 $PY - "$DL" <<'PY' || fail "writing the decoder_lm files"
@@ -80,6 +88,35 @@ expect 0 "prepared 2 shards by batch" $Q "${SH[@]}" --prepare-shards 2
 for i in 0 1; do $Q "${SH[@]}" --shard $i/2 >"sh$i.log" 2>&1; done
 expect 1 "NOT TESTED" $Q merge sh
 summary sh 's["verdict"] == "untested" and [b["outputs"][0]["inf_matched"] for b in s["configs"][1]["batches"]] == [4, 4]'
+
+# 5, one output: y all +inf on both sides beside a finite z compared nothing of y: NOT TESTED
+# naming y (--allow-skip: exit 0), y not compared in every view; z's values keep the row's max|err|
+one="every valid element of cpu:model:fp32's output 'y' is an infinity the reference holds too"
+TWO=(validate --model two.onnx --no-mask --expected of_two.npz "${common[@]}")
+expect 1 "cpu:model:fp32 +passed +1 z +0 .*
+    output 'y': not compared \(its 4 valid elements are infinities the reference holds too: inf_matched\).*
+verdict: NOT TESTED.*
+no finite value was compared: $one" $Q "${TWO[@]}" --inputs of_in.npz --outdir v5two
+summary v5two 's["verdict"] == "untested" and [o.get("compared") for o in s["configs"][1]["outputs"]] == [False, None] and [o.get("compared") for o in s["configs"][1]["batches"][0]["outputs"]] == [False, None]'
+grep -qx "cpu:model:fp32,y,0,0,[^,]*,[^,]*,,saved-outputs" v5two/validate.csv &&
+    grep -qx "cpu:model:fp32,z,0,0,[^,]*,[^,]*,0,saved-outputs" v5two/validate.csv &&
+    ok "v5two/validate.csv: y's max_abs_err empty, z's 0" || bad "v5two/validate.csv: $(cat v5two/validate.csv)"
+grep -q '<td>y</td><td class="status passed">passed</td><td class="n muted not-compared">not compared</td>' \
+    v5two/report.html && grep -q 'class="reason not-compared">output y: not compared' v5two/report.html &&
+    grep -q '<td><a href="#cfg-1">cpu:model:fp32</a></td><td class="status passed">passed</td><td class="n">1</td><td>z</td>' \
+    v5two/report.html && grep -q 'data-verdict="untested"' v5two/report.html &&
+    ok "v5two/report.html: y not compared, z the worst output" || bad "v5two/report.html shows y as compared"
+expect 0 "verdict: NOT TESTED" $Q "${TWO[@]}" --inputs of_in.npz --allow-skip --outdir v5twoskip
+expect 1 "$one" $Q replay --model two.onnx --no-mask --inputs of_in.npz --expected of_two.npz --progress never \
+    --repeat 1 --outdir r5two
+expect 0 "verdict: PASSED" $Q validate --model two.onnx --no-mask --inputs fin_in.npz --expected fin_two.npz \
+    "${common[@]}" --outdir v5twofin
+SH2=(validate --model two.onnx --no-mask --inputs 'of*_in.npz' --expected 'of*_two.npz' --configs expected,cpu:model:fp32
+     "${common[@]}" --outdir sh2)
+expect 0 "prepared 2 shards by batch" $Q "${SH2[@]}" --prepare-shards 2
+for i in 0 1; do $Q "${SH2[@]}" --shard $i/2 >"sh2_$i.log" 2>&1; done
+expect 1 "NOT TESTED.*
+no finite value was compared: $one" $Q merge sh2
 
 # 3. the inputs file's outputs beside --expected: refused when they differ (only error.json made),
 #    judged when the same
