@@ -88,6 +88,19 @@ expect 0 "prepared 2 shards by batch" $Q "${SH[@]}" --prepare-shards 2
 for i in 0 1; do $Q "${SH[@]}" --shard $i/2 >"sh$i.log" 2>&1; done
 expect 1 "NOT TESTED" $Q merge sh
 summary sh 's["verdict"] == "untested" and [b["outputs"][0]["inf_matched"] for b in s["configs"][1]["batches"]] == [4, 4]'
+# a shard summary whose configuration counts no matched infinity where its batch record counts 4
+# (edited): merged, the counts said 4 of 8 valid elements and the run PASSED; the merge now holds
+# each shard's count to its records, as it holds num_valid to the plan (thirty-third session)
+cp -r sh sh_edit && rm -rf sh_edit/summary.json sh_edit/report.html sh_edit/validate.csv sh_edit/plots
+$PY - sh_edit/shards/1/summary.json <<'PY' || bad "editing shard 1's summary"
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["configs"][1]["outputs"][0]["inf_matched"] = 0
+json.dump(s, open(sys.argv[1], "w"))
+PY
+one_line 2 "^ortqual merge: sh_edit/shards/1/summary.json: cpu:model:fp32, output 'y' has inf_matched 0, but its batch records count 4: refusing to merge a summary that contradicts itself$" \
+    $Q merge sh_edit
+[ -e sh_edit/summary.json ] && bad "sh_edit: a summary.json was written" || ok "sh_edit: no summary.json"
 
 # 5, one output: y all +inf on both sides beside a finite z compared nothing of y: NOT TESTED
 # naming y (--allow-skip: exit 0), y not compared in every view; z's values keep the row's max|err|
