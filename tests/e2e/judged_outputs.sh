@@ -39,6 +39,9 @@ for name, x in (("of", [1e20, -1e20, 3e19, 2e20]), ("of2", [-1e20, 1e21, 3e19, 2
     np.savez(name + "_exp.npz", y=x * x)
     np.savez(name + "_io.npz", x=x, y=x * x)
     np.savez(name + "_two.npz", y=x * x, z=x + x)
+    bad = x * x
+    bad[0, 1] += 1
+    np.savez(name + "_iobad.npz", x=x, y=bad)
 PY
 DL="$F/torch/decoder_lm"
 $PY - "$DL" <<'PY' || fail "writing the decoder_lm files"
@@ -146,6 +149,19 @@ unjudged="ortqual validate: note: fin_io.npz holds saved outputs of the model \(
 expect 1 "$unjudged" $Q validate --model sq.onnx --no-mask --inputs fin_io.npz --configs cpu:model:fp32 "${common[@]}" \
     --outdir v3cfg
 notes_are v3cfg outputs_not_reference "fin_io.npz holds saved outputs of the model (y); the reference is cpu:model:fp32, so"
+# ... of whichever --inputs file holds them: the note read the first file only, and said nothing
+# where a second held outputs (thirty-third session)
+second="ortqual (validate|replay): note: mix_io.npz holds saved outputs of the model \(y\) \(--inputs file 2 of 2: those before it hold none\); the reference is"
+expect 1 "$second cpu:model:fp32, so they are not compared" $Q validate --model sq.onnx --no-mask --inputs fin_in.npz mix_io.npz \
+    --configs cpu:model:fp32 "${common[@]}" --outdir v3second
+notes_are v3second outputs_not_reference "mix_io.npz holds saved outputs of the model (y) (--inputs file 2 of 2: those before it hold none); the reference is cpu:model:fp32"
+expect 1 "$second ORT CPU" $Q replay --model sq.onnx --no-mask --inputs fin_in.npz mix_io.npz --ep cuda --progress never \
+    --outdir r3second
+# and two saved references of the second file that disagree are refused as the first file's are
+# (they were already: a control)
+expect 2 "ortqual validate: mix_iobad.npz: member 'y' \(an output\) holds 5 at element \[0,1\], but mix_exp.npz \(the expected file, the reference\) holds 4 there: two saved references" \
+    $Q validate --model sq.onnx --no-mask --inputs fin_io.npz mix_iobad.npz --expected fin_exp.npz mix_exp.npz --configs expected,cpu:model:fp32 \
+    "${common[@]}" --outdir v3second_bad
 out=$($Q validate --model sq.onnx --no-mask --inputs fin_in.npz --configs cpu:model:fp32 "${common[@]}" --outdir v3no 2>&1)
 grep -q "holds saved outputs" <<<"$out" && bad "a file without outputs has the note: $out" || ok "no outputs, no note"
 expect 1 "ortqual replay: note: fin_io.npz holds saved outputs of the model \(y\); the reference is ORT CPU \(--reference cpu\), so they are not compared: --reference expected" \
