@@ -124,6 +124,11 @@ grep -q '<td>y</td><td class="status passed">passed</td><td class="n muted not-c
     v5two/report.html && grep -q 'data-verdict="untested"' v5two/report.html &&
     ok "v5two/report.html: y not compared, z the worst output" || bad "v5two/report.html shows y as compared"
 expect 0 "verdict: NOT TESTED" $Q "${TWO[@]}" --inputs of_in.npz --allow-skip --outdir v5twoskip
+# the figures too: y's panel said "PASSED · max |error| 0"
+$Q validate --model two.onnx --no-mask --expected of_two.npz --no-cache --progress never --repeat 1 --inputs of_in.npz \
+    --outdir v5twoplots >/dev/null 2>&1
+grep -q "not compared: its 4 valid elements are infinities the reference holds too (inf_matched)" v5twoplots/report.html &&
+    ok "v5twoplots: y's figure not compared" || bad "v5twoplots: y's figure shows an error"
 expect 1 "$one" $Q replay --model two.onnx --no-mask --inputs of_in.npz --expected of_two.npz --progress never \
     --repeat 1 --outdir r5two
 expect 0 "verdict: PASSED" $Q validate --model two.onnx --no-mask --inputs fin_in.npz --expected fin_two.npz \
