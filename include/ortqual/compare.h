@@ -280,6 +280,12 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
  * "" for a NULL res). */
 OQ_API int oq_compare_judge_numbers(const oq_compare_result *res, char *why, size_t n);
 
+/* Whether `res` judged no value: it has valid elements and every one is an infinity both sides
+ * hold (inf_matched: equal, but nothing measured). Its max_abs of 0 is then no error of 0: the
+ * tables show the output as not compared, and validate's verdict is NOT TESTED while a
+ * configuration under test has such an output (docs/verdicts.md). 0 for a NULL res. */
+OQ_API int oq_compare_judged_nothing(const oq_compare_result *res);
+
 /* A tolerance that cannot fail judges nothing: a pass of `res` whose tolerance (res->tol) is
  * not the preset's (`preset`: before the user's, either field) and under which zeros would
  * pass in place of the reference, atol + rtol * |ref| >= |ref| at every compared element (for

@@ -106,7 +106,7 @@ void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_b
         char whose[96];
         set(out, "untested", o->allow_skip && !base ? 0 : 1);
         snprintf(whose, sizeof whose, "%.80s's", infinities_only(rows)->variant.name);
-        oq_compare_infinities_only_str(whose, "the expected file", out->reason, sizeof out->reason);
+        oq_compare_infinities_only_str(whose, "outputs", "the expected file", out->reason, sizeof out->reason);
     } else if (!out->tested) {
         set(out, "untested", o->allow_skip && !base ? 0 : 1);
         snprintf(out->reason, sizeof out->reason, "no variant under test ran%s (every ONNX Runtime row skipped, "

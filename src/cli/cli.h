@@ -540,13 +540,16 @@ void oq_cli_default_outdir(char *buf, size_t n, const char *prefix);
  * too when this process made it and it is left empty. */
 void oq_cli_default_outdir_drop(const char *dir);
 /* Notes said before a --model run of validate or replay (cli_notes.c), appended to `note`:
- * the first --inputs file holds saved outputs of the model while `reference` (a configuration
- * or option, as the user would read it) is the reference, so they are not compared (`instead`
- * says how to judge against them); nothing when it holds none, or the model or file cannot be
- * read (the run says why). */
+ * an --inputs file holds saved outputs of the model while `reference` (a configuration or
+ * option, as the user would read it) is the reference, so they are not compared (`instead` says
+ * how to judge against them). The files are read in order up to the first that holds any (its
+ * name in the note, and with several files how many were read): one that holds none, a second
+ * that does, was left unsaid. Nothing when none holds any, or the model or a file cannot be read
+ * (the run says why). */
 struct oq_cli_run_output;
-void oq_cli_note_unjudged_outputs(struct oq_cli_run_output *out, const char *cmd, const char *model, const char *inputs,
-                                  const char *reference, const char *instead);
+void oq_cli_note_unjudged_outputs(struct oq_cli_run_output *out, const char *cmd, const char *model,
+                                  const char *const *inputs, size_t n_inputs, const char *reference,
+                                  const char *instead);
 /* `what` (a configuration or option) judges a model that computes in float32 at the looser
  * tolerances of `prec` ("fp16", "bf16", "tf32"), though nothing of it runs in that precision:
  * said, with both tolerances and `instead`. Nothing for a precision as tight as float32's. */

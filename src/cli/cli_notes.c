@@ -51,19 +51,37 @@ void oq_cli_notes_clear(struct oq_cli_run_output *out)
     out->n_notes = 0;
 }
 
-void oq_cli_note_unjudged_outputs(struct oq_cli_run_output *out, const char *cmd, const char *model, const char *inputs,
-                                  const char *reference, const char *instead)
+/* The first of the n files that holds outputs of the model (their names in `names`); n when none
+ * does, or a file cannot be read (the run says why). Read one at a time, up to that one: the
+ * files after it are not read again for a note. */
+static size_t first_holding(const oq_model_info *mi, const char *const *inputs, size_t n, char *names, size_t len)
+{
+    for (size_t k = 0; k < n; k++) {
+        oq_npz *z = NULL;
+        int stop = oq_npz_read(inputs[k], &z, NULL) != OQ_OK, held = !stop && held_outputs(mi, z, names, len);
+        oq_npz_free(z);
+        if (stop) return n;
+        if (held) return k;
+    }
+    return n;
+}
+
+void oq_cli_note_unjudged_outputs(struct oq_cli_run_output *out, const char *cmd, const char *model,
+                                  const char *const *inputs, size_t n_inputs, const char *reference,
+                                  const char *instead)
 {
     oq_model_info *mi = NULL;
-    oq_npz *z = NULL;
-    char names[256];
-    /* a model or file that cannot be read: the run says why */
-    if (!oq_model_inspect_file(model, &mi, NULL) && !oq_npz_read(inputs, &z, NULL) &&
-        held_outputs(mi, z, names, sizeof names))
-        oq_cli_note(out, cmd, "outputs_not_reference", "%s holds saved outputs of the model (%s); the reference is "
-                    "%s, so they are not compared: %s to judge against them", oq_cli_shown(inputs),
-                    oq_cli_shown(names), reference, instead);
-    oq_npz_free(z);
+    char names[256], read[160] = "";
+    /* a model that cannot be read: the run says why */
+    size_t k = oq_model_inspect_file(model, &mi, NULL) ? n_inputs : first_holding(mi, inputs, n_inputs, names, sizeof names);
+    if (k < n_inputs && n_inputs > 1) /* which files the note read: those after it may hold outputs too */
+        snprintf(read, sizeof read, " (--inputs file %zu of %zu%s%s)", k + 1, n_inputs, k ? ": those before it hold none" : "",
+                 k + 1 == n_inputs ? "" : k ? ", those after it were not read for this note"
+                                             : ": those after it were not read for this note");
+    if (k < n_inputs)
+        oq_cli_note(out, cmd, "outputs_not_reference", "%s holds saved outputs of the model (%s)%s; the reference is "
+                    "%s, so they are not compared: %s to judge against them", oq_cli_shown(inputs[k]),
+                    oq_cli_shown(names), read, reference, instead);
     oq_model_info_free(mi);
 }
 

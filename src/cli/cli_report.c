@@ -399,12 +399,25 @@ static void print_evidence_warnings(const oq_config_result *c)
     json_decref(ev);
 }
 
+/* Outputs that judged no value (every valid element an infinity both sides hold), each said:
+ * the row's max|err| leaves them out, as 0 would read as an error of 0. */
+static void print_not_compared(const oq_config_result *c)
+{
+    for (size_t j = 0; j < c->n_outputs; j++) {
+        const oq_compare_result *r = &c->outputs[j].all;
+        if (oq_compare_judged_nothing(r))
+            printf("    output '%s': not compared (its %lld valid elements are infinities the reference holds too: "
+                   "inf_matched)\n", oq_cli_shown(r->name), (long long)r->num_valid);
+    }
+}
+
 static void config_row(const oq_config_result *c, const char *group)
 {
     double worst = -1, med, p90, first;
     const char *worst_out = "-";
     for (size_t j = 0; j < c->n_outputs; j++) { /* each output over every batch: nan, inf, then the largest */
         const oq_compare_result *r = &c->outputs[j].all;
+        if (oq_compare_judged_nothing(r)) continue; /* its max_abs 0 is no error: said below the row */
         if (oq_compare_max_abs_worse(r->max_abs, worst)) worst = r->max_abs, worst_out = r->name;
     }
     med = c->totals.median_p50_s * 1e3, p90 = c->totals.median_p90_s * 1e3, first = c->totals.first_call_s * 1e3;
@@ -427,6 +440,7 @@ static void config_row(const oq_config_result *c, const char *group)
         printf("    profile: %-24s %4lld nodes %10.3f ms\n", oq_cli_shown(p->eps[k].ep), (long long)p->eps[k].nodes,
                p->eps[k].us / 1000.0);
     if (c->reason) printf("    %s\n", oq_cli_shown(c->reason));
+    print_not_compared(c);
     print_cache(c, group);
     print_refusal(&c->refusal);
     print_padding_notes(c);

@@ -132,7 +132,7 @@ static int make_configs(struct replay_args *a)
         return -1;
     }
     if (!strcmp(ref, "cpu") && a->o.n_input_files) /* a batch's own saved outputs are not the reference */
-        oq_cli_note_unjudged_outputs(&a->out, "replay", a->o.model_path, a->o.input_files[0],
+        oq_cli_note_unjudged_outputs(&a->out, "replay", a->o.model_path, a->o.input_files, a->o.n_input_files,
                                      "ORT CPU (--reference cpu)", "--reference expected");
     /* ORT CPU of another build: the same configuration by name, told apart by a label (summary.json,
      * validate.csv and JUnit name each configuration once) */

@@ -737,7 +737,7 @@ static void note_unjudged_outputs(struct args *a)
 {
     if (a->o.kind != OQ_MODEL_USER || !a->o.n_input_files || !a->o.n_configs || oq_config_is_expected(&a->configs[0]))
         return;
-    oq_cli_note_unjudged_outputs(&a->out, "validate", a->o.model_path, a->o.input_files[0],
+    oq_cli_note_unjudged_outputs(&a->out, "validate", a->o.model_path, a->o.input_files, a->o.n_input_files,
                                  a->configs[0].name, "put expected first in --configs");
 }
 

@@ -110,8 +110,12 @@ oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref,
  * comparison is not green: validate's configuration is NOT TESTED, bench's row is not compared,
  * convert's check fails (docs/verdicts.md). The one rule of the three. */
 int oq_compare_infinities_only(int64_t valid, int64_t inf_matched);
-/* Why, in one line: "no finite value was compared: every valid element of WHOSE outputs is an
- * infinity REFERENCE holds too (counted in inf_matched: equal, but no value judged)"; into buf. */
-char *oq_compare_infinities_only_str(const char *whose, const char *reference, char *buf, size_t n);
+/* oq_compare_judged_nothing of a comparison record as summary.json holds it (its num_valid and
+ * inf_matched; a record from before inf_matched judged something). */
+int oq_compare_record_judged_nothing(const json_t *rec);
+/* Why, in one line: "no finite value was compared: every valid element of WHOSE WHAT (outputs,
+ * output 'y') is an infinity REFERENCE holds too (counted in inf_matched: equal, but no value
+ * judged)"; into buf. */
+char *oq_compare_infinities_only_str(const char *whose, const char *what, const char *reference, char *buf, size_t n);
 
 #endif

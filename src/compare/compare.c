@@ -806,10 +806,21 @@ int oq_compare_infinities_only(int64_t valid, int64_t inf_matched)
     return inf_matched > 0 && valid - inf_matched <= 0;
 }
 
-char *oq_compare_infinities_only_str(const char *whose, const char *reference, char *buf, size_t n)
+int oq_compare_judged_nothing(const oq_compare_result *res)
 {
-    snprintf(buf, n, "no finite value was compared: every valid element of %s outputs is an infinity %s holds too "
-             "(counted in inf_matched: equal, but no value judged)", whose, reference);
+    return res && oq_compare_infinities_only(res->num_valid, res->inf_matched);
+}
+
+int oq_compare_record_judged_nothing(const json_t *rec)
+{
+    return oq_compare_infinities_only(json_integer_value(json_object_get(rec, "num_valid")),
+                                      json_integer_value(json_object_get(rec, "inf_matched")));
+}
+
+char *oq_compare_infinities_only_str(const char *whose, const char *what, const char *reference, char *buf, size_t n)
+{
+    snprintf(buf, n, "no finite value was compared: every valid element of %s %s is an infinity %s holds too "
+             "(counted in inf_matched: equal, but no value judged)", whose, what, reference);
     return buf;
 }
 
@@ -938,6 +949,7 @@ oq_status oq_compare_result_to_json(const oq_compare_result *r, json_t **out, oq
     if (!j) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory building the comparison JSON");
     if (r->exact) json_object_set_new(j, "exact", json_true());
     if (r->vacuous) json_object_set_new(j, "vacuous", json_true());
+    if (oq_compare_judged_nothing(r)) json_object_set_new(j, "compared", json_false()); /* max_abs 0 is no error */
     *out = j;
     return OQ_OK;
 }

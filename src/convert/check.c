@@ -564,7 +564,7 @@ static oq_status infinities_only(checker *k, oq_err *err)
     int side = oq_compare_infinities_only(valid[0], matched[0]) ? 0 : oq_compare_infinities_only(valid[1], matched[1]) ? 1 : -1;
     if (side < 0 || r->failure) return OQ_OK;
     char why[400];
-    r->failure = strdup(oq_compare_infinities_only_str("the converted model's", side ? "the expected file"
+    r->failure = strdup(oq_compare_infinities_only_str("the converted model's", "outputs", side ? "the expected file"
                                                        : "the original model's", why, sizeof why));
     return r->failure ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }

@@ -32,7 +32,7 @@ typedef struct out_sum {
     int have, have_hist, passed, exact;
     oq_log_hist err;
     oq_mag_hist mag;
-    long long valid, over, nan, inf, ref_nan, ref_inf, pad_nonzero;
+    long long valid, over, nan, inf, ref_nan, ref_inf, pad_nonzero, inf_matched;
     double max_abs, max_abs_ref, rtol, atol; /* max_abs as shown: NaN, then +Inf, then the largest */
 } out_sum;
 
@@ -117,6 +117,7 @@ static oq_status sum_output(const json_t *cfg, const char *output, const char *n
             s->over += jint(o, "over_tolerance");
             s->nan += jint(o, "nan");
             s->inf += jint(o, "inf");
+            s->inf_matched += jint(o, "inf_matched");
             s->ref_nan += jint(json_object_get(o, "reference_nonfinite"), "nan");
             s->ref_inf += jint(json_object_get(o, "reference_nonfinite"), "inf");
             /* padding only reported (not judged: the reference is not zero there) is no fault */
@@ -142,6 +143,9 @@ static char *verdict_note(oq_arena *a, const json_t *cfg, const out_sum *s)
     if (!s->have)
         return oq_arena_printf(a, "not compared: %s%s%s", jstr(cfg, "status", "?"),
                                json_object_get(cfg, "reason") ? ": " : "", jstr(cfg, "reason", ""));
+    if (oq_compare_infinities_only(s->valid, s->inf_matched)) /* its max |error| 0 is none */
+        return oq_arena_printf(a, "not compared: its %lld valid elements are infinities the reference holds too "
+                               "(inf_matched)", s->valid);
     char extra[256] = "";
     size_t n = 0;
     if (s->err.zero) n += (size_t)snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld exactly 0", (long long)s->err.zero);

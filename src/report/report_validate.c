@@ -174,6 +174,23 @@ static void cache_row(oq_sb *b, const json_t *c, const oq_vd_config *vc, const c
     oq_sb_puts(b, "</td></tr>\n");
 }
 
+/* A row under the configuration's for each output that judged no value (every valid element an
+ * infinity the reference holds too): the table's max |error| leaves it out, as 0 would read as
+ * an error of 0. */
+static void not_compared_rows(oq_sb *b, const json_t *c, const char *cls)
+{
+    size_t j;
+    json_t *o;
+    json_array_foreach(json_object_get(c, "outputs"), j, o) {
+        if (!oq_compare_record_judged_nothing(o)) continue;
+        oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"12\" class=\"reason not-compared\">output ",
+                     cls ? cls : "");
+        oq_sb_esc(b, oq_j_str(o, "name", "?"));
+        oq_sb_printf(b, ": not compared (its %lld valid elements are infinities the reference holds too: inf_matched)"
+                        "</td></tr>\n", oq_j_int(o, "num_valid"));
+    }
+}
+
 static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d, const json_t *cache)
 {
     const char *group = json_is_true(json_object_get(cache, "shared")) ? oq_j_str(cache, "group", "?") : NULL;
@@ -223,6 +240,7 @@ static void config_table(oq_sb *b, const json_t *configs, const oq_vd *d, const 
             oq_sb_esc(b, oq_j_str(c, "reason", ""));
             oq_sb_puts(b, "</td></tr>\n");
         }
+        not_compared_rows(b, c, cls);
         cache_row(b, c, w, ref ? group : NULL);
     }
     oq_sb_puts_terms(b, "</table>\n<p class=\"muted\">Latency: the median and 90th percentile over batches of each batch's "
@@ -280,9 +298,14 @@ static void output_cells(oq_sb *b, const json_t *o, int passed)
     double atol = passed || exact ? INFINITY : oq_j_num(tol, "atol"), rtol = passed ? INFINITY : oq_j_num(tol, "rtol");
     oq_html_td(b, oq_j_str(o, "output", oq_j_str(o, "name", "?")));
     oq_html_td_status(b, passed ? "passed" : "failed");
-    td_err(b, oq_compare_record_max(o, "max_abs"), atol);
-    if (exact) td_num(b, NAN);
-    else td_err(b, oq_compare_record_max(o, "max_rel"), rtol);
+    if (oq_compare_record_judged_nothing(o)) { /* its max_abs 0 is no error of 0 */
+        oq_sb_puts(b, "<td class=\"n muted not-compared\">not compared</td>");
+        td_num(b, NAN);
+    } else {
+        td_err(b, oq_compare_record_max(o, "max_abs"), atol);
+        if (exact) td_num(b, NAN);
+        else td_err(b, oq_compare_record_max(o, "max_rel"), rtol);
+    }
     td_num(b, exact ? NAN : oq_compare_metric_back(json_object_get(o, "rms"))); /* NaN: no finite pair, none */
     oq_sb_printf(b, "<td class=\"n%s\">%lld / %lld</td>", oq_j_int(o, "over_tolerance") ? " reason" : "",
                  oq_j_int(o, "over_tolerance"), oq_j_int(o, "num_valid"));

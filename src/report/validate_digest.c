@@ -48,7 +48,8 @@ static void add_worst(oq_vd_config *c, const json_t *bt)
     json_t *o;
     json_array_foreach(json_object_get(bt, "outputs"), j, o) {
         double m = oq_compare_record_max(o, "max_abs");
-        if (!c->worst_output || oq_compare_max_abs_worse(m, c->worst_abs)) {
+        /* an output of matched infinities alone has no error: its 0 is none (compare.h) */
+        if (!oq_compare_record_judged_nothing(o) && (!c->worst_output || oq_compare_max_abs_worse(m, c->worst_abs))) {
             c->worst_abs = m;
             c->worst_output = oq_j_str(o, "output", oq_j_str(o, "name", "?"));
             json_decref(c->worst_rec);

@@ -534,6 +534,8 @@ typedef struct concat {
     const oq_config_result *whole; /* its outputs over every batch */
     int64_t contradicted;          /* the shard's first passed batch whose outputs say otherwise (-1: none) */
     char why[800];                 /* which output, and why */
+    int64_t *matched;              /* per output of `whole`: the shard's records' inf_matched summed
+                                      (-1: a record lacks it, written before it was kept) */
 } concat;
 
 /* The plan's batch of that index (-1: none such; the batch check refuses the record). */
@@ -652,6 +654,20 @@ static oq_output_beside *beside_of(json_t *rec, size_t n)
     return v;
 }
 
+/* The record's inf_matched of each output added into c->matched. */
+static void count_matched(concat *c, const json_t *rec)
+{
+    size_t j;
+    json_t *o;
+    json_array_foreach(json_object_get(rec, "outputs"), j, o) {
+        const json_t *m = json_object_get(o, "inf_matched");
+        const char *name = json_string_value(json_object_get(o, "output"));
+        for (size_t i = 0; name && i < c->whole->n_outputs; i++)
+            if (!strcmp(c->whole->outputs[i].all.name, name) && c->matched[i] >= 0)
+                c->matched[i] = json_is_integer(m) ? c->matched[i] + json_integer_value(m) : -1;
+    }
+}
+
 /* Batches by index, the first seen kept: each shard's records are in index order and the
  * shards' batch ranges follow each other, so a record not past the last one written was
  * already given by an earlier shard (by configuration every shard ran the reference on
@@ -662,6 +678,7 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
     c->next = b->index == c->next ? c->next + 1 : -1;
     if (b->compared && !b->passed && c->failed < 0) c->failed = b->index;
     if (b->compared && b->passed && c->contradicted < 0) judge_batch(c, b);
+    count_matched(c, rec);
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
     oq_output_beside *beside = beside_of(rec, b->n_outputs);
@@ -669,6 +686,34 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
     free(beside);
     if (!ok) return oq_err_set(err, OQ_ERR_IO, "a merged batch record cannot be written");
     return oq_totals_add(&c->totals, b) ? OQ_OK : nomem(err);
+}
+
+/* r's inf_matched of output `name` (0: r lists no such output). */
+static int64_t matched_of(const oq_config_result *r, const char *name)
+{
+    for (size_t j = 0; j < r->n_outputs; j++)
+        if (!strcmp(r->outputs[j].all.name, name)) return r->outputs[j].all.inf_matched;
+    return 0;
+}
+
+/* Does shard e[i]'s configuration count each output's inf_matched as its records do (c->matched)?
+ * The verdict reads the configuration's (a count that covers every valid element compared
+ * nothing: NOT TESTED), so a summary whose records say otherwise would judge what they do not
+ * hold. e[0]'s result was moved into out: out's count less the other shards'. Records written
+ * before the count was kept (-1) are not checked. */
+static int matched_holds(const concat *c, const entry *e, size_t n, size_t i, const oq_config_result *out, char *why,
+                         size_t len)
+{
+    for (size_t j = 0; !out->is_reference && j < out->n_outputs; j++) {
+        const char *name = out->outputs[j].all.name;
+        int64_t said = i ? matched_of(e[i].r, name) : out->outputs[j].all.inf_matched;
+        for (size_t k = 1; !i && k < n; k++) said -= matched_of(e[k].r, name);
+        if (c->matched[j] < 0 || said == c->matched[j]) continue;
+        snprintf(why, len, "output '%s' has inf_matched %lld, but its batch records count %lld", name, (long long)said,
+                 (long long)c->matched[j]);
+        return 0;
+    }
+    return 1;
 }
 
 /* The n entries' records into one file `path`, counted into out->totals. A configuration
@@ -679,8 +724,13 @@ static oq_status merge_records(const merge_ctx *m, size_t k, const entry *e, siz
                                oq_config_result *out, oq_err *err)
 {
     concat c = {.last = -1, .m = m, .k = k, .whole = out};
+    c.matched = calloc(out->n_outputs ? out->n_outputs : 1, sizeof *c.matched);
+    if (!c.matched) return nomem(err);
     oq_status opened = oq_fopen_scratch(path, &c.out, err);
-    if (opened) return opened;
+    if (opened) {
+        free(c.matched);
+        return opened;
+    }
     oq_totals_begin(&c.totals);
     oq_status st = OQ_OK;
     for (size_t i = 0; !st && i < n; i++) {
@@ -688,6 +738,8 @@ static oq_status merge_records(const merge_ctx *m, size_t k, const entry *e, siz
         c.next = (int64_t)part.batch_lo;
         c.failed = -1;
         c.contradicted = -1;
+        memset(c.matched, 0, (out->n_outputs ? out->n_outputs : 1) * sizeof *c.matched);
+        char why[600];
         if (e[i].records) st = oq_batch_records_each(e[i].records, concat_record, &c, err);
         /* (e[0]'s result was moved to out: its status is in out->shards); a merged pass stands
          * on every shard's records */
@@ -704,7 +756,11 @@ static oq_status merge_records(const merge_ctx *m, size_t k, const entry *e, siz
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch %lld, %s: "
                             "refusing to merge a summary that contradicts itself", m->outdir, (int)e[i].shard,
                             out->config.name, (long long)c.contradicted, c.why);
+        else if (!matched_holds(&c, e, n, i, out, why, sizeof why))
+            st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s, %s: refusing to merge a summary that "
+                            "contradicts itself", m->outdir, (int)e[i].shard, out->config.name, why);
     }
+    free(c.matched);
     if (fclose(c.out) && !st) st = oq_err_write(err, path, errno);
     oq_totals_end(&c.totals, &out->totals);
     return st;

@@ -88,7 +88,10 @@ static oq_status write_rows(const rows_ctx *x, const oq_batch_result *b, json_t 
             oq_csv_write_double(x->w, b->timed ? b->first_call_s : 0);
             oq_csv_write_double(x->w, b->timed && !isnan(b->median_s) ? b->median_s : 0);
         }
-        if (o) oq_csv_write_double(x->w, o->max_abs); /* nan or inf when a valid element was */
+        /* nan or inf when a valid element was; empty where no value was compared (the reference's
+         * row, an output of matched infinities: its 0 would read as an error of 0) */
+        if (o && !oq_compare_record_judged_nothing(json_array_get(json_object_get(rec, "outputs"), j)))
+            oq_csv_write_double(x->w, o->max_abs);
         else oq_csv_write_empty(x->w);
         oq_csv_write_str(x->w, bb.source); /* last: readers by column name keep working */
         oq_csv_end_row(x->w, err);

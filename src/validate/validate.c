@@ -979,20 +979,43 @@ static int64_t compared_elements(const oq_config_result *r)
     return n;
 }
 
-/* A configuration under test that passed on matched infinities alone (compare-impl.h: they were
- * PASSED with max|err| 0, no finite value seen: docs/verdicts.md), or NULL. */
+/* An output of r that judged no value over every batch (all its valid elements matched
+ * infinities: oq_compare_judged_nothing), or NULL. */
+static const oq_compare_result *judged_nothing(const oq_config_result *r)
+{
+    for (size_t j = 0; j < r->n_outputs; j++)
+        if (oq_compare_judged_nothing(&r->outputs[j].all)) return &r->outputs[j].all;
+    return NULL;
+}
+
+/* r compared: a value of its outputs, and one of each output that has valid elements. An output
+ * of matched infinities beside finite ones was PASSED with max|err| 0 (docs/verdicts.md). */
+static int compared(const oq_config_result *r)
+{
+    return compared_elements(r) > 0 && !judged_nothing(r);
+}
+
+/* A configuration under test that passed with an output of matched infinities alone (compare.h:
+ * passed with max|err| 0, no finite value seen: docs/verdicts.md), or NULL. */
 static const oq_config_result *infinities_only(const oq_validate_summary *s)
 {
-    for (size_t i = 1; i < s->n_configs; i++) {
-        const oq_config_result *r = &s->configs[i];
-        int64_t valid = 0, matched = 0;
-        for (size_t j = 0; j < r->n_outputs; j++) { /* summed over batches */
-            valid += r->outputs[j].all.num_valid;
-            matched += r->outputs[j].all.inf_matched;
-        }
-        if (r->status == OQ_VERDICT_PASSED && oq_compare_infinities_only(valid, matched)) return r;
-    }
+    for (size_t i = 1; i < s->n_configs; i++)
+        if (s->configs[i].status == OQ_VERDICT_PASSED && judged_nothing(&s->configs[i])) return &s->configs[i];
     return NULL;
+}
+
+/* Why configuration r is not tested: all its outputs, or one of them, infinities alone. */
+static char *infinities_reason(const oq_config_result *r)
+{
+    char whose[sizeof r->config.name + 4], what[sizeof r->outputs[0].all.name + 16], why[sizeof whose + sizeof what + 300];
+    snprintf(whose, sizeof whose, "%s's", r->config.name);
+    if (compared_elements(r) <= 0) return strdup(oq_compare_infinities_only_str(whose, "outputs", "the reference", why, sizeof why));
+    const char *name = judged_nothing(r)->name;
+    snprintf(what, sizeof what, "output '%s'", name);
+    oq_compare_infinities_only_str(whose, what, "the reference", why, sizeof why);
+    char *text = NULL;
+    return asprintf(&text, "%s; its other outputs were compared, but a pass would claim '%s' too", why, name) < 0 ? NULL
+                                                                                                               : text;
 }
 
 /* A configuration to compare with `ref` (the first): the same model on another runtime, or
@@ -1012,11 +1035,7 @@ static char *untested_reason(const oq_validate_summary *s)
     for (size_t i = 1; i < s->n_configs && !skipped; i++)
         if (s->configs[i].status == OQ_VERDICT_SKIPPED) skipped = &s->configs[i];
     if (!s->n_configs) return strdup("no configuration was given");
-    if (inf) {
-        char whose[sizeof inf->config.name + 4], why[sizeof whose + 200];
-        snprintf(whose, sizeof whose, "%s's", inf->config.name);
-        return strdup(oq_compare_infinities_only_str(whose, "the reference", why, sizeof why));
-    }
+    if (inf) return infinities_reason(inf);
     const oq_config *ref = &s->configs[0].config;
     char said[96];
     const char *add = oq_terms("add one after it, e.g. configs ", said, sizeof said);
@@ -1038,7 +1057,7 @@ static char *unjudged_requirements(const oq_validate_summary *s)
     for (size_t i = 0; s->n_requirements && i < s->n_configs; i++) {
         const oq_config_result *r = &s->configs[i];
         if (r->is_reference || !oq_config_on_ep(&r->config)) continue;
-        if (r->status == OQ_VERDICT_PASSED && compared_elements(r) > 0) return NULL;
+        if (r->status == OQ_VERDICT_PASSED && compared(r)) return NULL;
         if (!gpu) gpu = r;
     }
     if (!gpu) return NULL;
@@ -1060,7 +1079,7 @@ void oq_validate_judge(oq_validate_summary *s, int allow_skip)
         const oq_config_result *r = &s->configs[i];
         if (!failed && r->status == OQ_VERDICT_FAILED) failed = r;
         if (!error && r->status == OQ_VERDICT_ERROR) error = r;
-        s->n_tested += !r->is_reference && r->status == OQ_VERDICT_PASSED && compared_elements(r) > 0;
+        s->n_tested += !r->is_reference && r->status == OQ_VERDICT_PASSED && compared(r);
     }
     const oq_config_result *first = failed ? failed : error;
     char *unjudged = failed || error || !s->n_tested ? NULL : unjudged_requirements(s);

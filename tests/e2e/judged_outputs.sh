@@ -8,6 +8,9 @@
 # 5. an output that is the same infinity on both sides at every valid element (x*x overflowing)
 #    PASSED with max|err| 0: nothing finite was compared; now NOT TESTED, and the batch record
 #    counts inf_matched.
+#    (thirty-third session) one output all matched infinities beside a finite one PASSED, that
+#    output shown with max|err| 0: now NOT TESTED naming it, and shown as not compared in the
+#    console, summary.json, validate.csv and report.html.
 # 9. cpu:model:fp16 on a model that computes in float32: judged at fp16's looser tolerances with
 #    no note; now a note names the model's precision and both tolerances.
 # 10. an --expected file's `lengths` member was not checked and its `event_indices` were taken
@@ -24,6 +27,10 @@ sys.path.insert(0, sys.argv[1])
 from gather_pb import f, num, vinfo, node  # vinfo's elem: 1 float
 g = f(1, node("Mul", "sq", ["x", "x"], "y")) + f(2, "g") + f(11, vinfo("x", 1, [1, 4])) + f(12, vinfo("y", 1, [1, 4]))
 open("sq.onnx", "wb").write(num(1, 8) + f(7, g) + f(8, f(1, "") + num(2, 18)))
+# two.onnx: y = x * x beside z = x + x, finite where y overflows
+g2 = (f(1, node("Mul", "sq", ["x", "x"], "y")) + f(1, node("Add", "dbl", ["x", "x"], "z")) + f(2, "g") +
+      f(11, vinfo("x", 1, [1, 4])) + f(12, vinfo("y", 1, [1, 4])) + f(12, vinfo("z", 1, [1, 4])))
+open("two.onnx", "wb").write(num(1, 8) + f(7, g2) + f(8, f(1, "") + num(2, 18)))
 np.seterr(over="ignore")
 for name, x in (("of", [1e20, -1e20, 3e19, 2e20]), ("of2", [-1e20, 1e21, 3e19, 2e20]), ("mix", [1e20, 2, 3, 4]),
                 ("fin", [1, 2, 3, 4])):
@@ -31,6 +38,11 @@ for name, x in (("of", [1e20, -1e20, 3e19, 2e20]), ("of2", [-1e20, 1e21, 3e19, 2
     np.savez(name + "_in.npz", x=x)
     np.savez(name + "_exp.npz", y=x * x)
     np.savez(name + "_io.npz", x=x, y=x * x)
+    np.savez(name + "_two.npz", y=x * x, z=x + x)
+    np.savez(name + "_yonly.npz", y=x * x)
+    bad = x * x
+    bad[0, 1] += 1
+    np.savez(name + "_iobad.npz", x=x, y=bad)
 PY
 DL="$F/torch/decoder_lm"
 $PY - "$DL" <<'PY' || fail "writing the decoder_lm files"
@@ -80,6 +92,67 @@ expect 0 "prepared 2 shards by batch" $Q "${SH[@]}" --prepare-shards 2
 for i in 0 1; do $Q "${SH[@]}" --shard $i/2 >"sh$i.log" 2>&1; done
 expect 1 "NOT TESTED" $Q merge sh
 summary sh 's["verdict"] == "untested" and [b["outputs"][0]["inf_matched"] for b in s["configs"][1]["batches"]] == [4, 4]'
+# a shard summary whose configuration counts no matched infinity where its batch record counts 4
+# (edited): merged, the counts said 4 of 8 valid elements and the run PASSED; the merge now holds
+# each shard's count to its records, as it holds num_valid to the plan (thirty-third session)
+cp -r sh sh_edit && rm -rf sh_edit/summary.json sh_edit/report.html sh_edit/validate.csv sh_edit/plots
+$PY - sh_edit/shards/1/summary.json <<'PY' || bad "editing shard 1's summary"
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["configs"][1]["outputs"][0]["inf_matched"] = 0
+json.dump(s, open(sys.argv[1], "w"))
+PY
+one_line 2 "^ortqual merge: sh_edit/shards/1/summary.json: cpu:model:fp32, output 'y' has inf_matched 0, but its batch records count 4: refusing to merge a summary that contradicts itself$" \
+    $Q merge sh_edit
+[ -e sh_edit/summary.json ] && bad "sh_edit: a summary.json was written" || ok "sh_edit: no summary.json"
+
+# 5, one output: y all +inf on both sides beside a finite z compared nothing of y: NOT TESTED
+# naming y (--allow-skip: exit 0), y not compared in every view; z's values keep the row's max|err|
+one="every valid element of cpu:model:fp32's output 'y' is an infinity the reference holds too"
+TWO=(validate --model two.onnx --no-mask --expected of_two.npz "${common[@]}")
+expect 1 "cpu:model:fp32 +passed +1 z +0 .*
+    output 'y': not compared \(its 4 valid elements are infinities the reference holds too: inf_matched\).*
+verdict: NOT TESTED.*
+no finite value was compared: $one" $Q "${TWO[@]}" --inputs of_in.npz --outdir v5two
+summary v5two 's["verdict"] == "untested" and [o.get("compared") for o in s["configs"][1]["outputs"]] == [False, None] and [o.get("compared") for o in s["configs"][1]["batches"][0]["outputs"]] == [False, None]'
+grep -qx "cpu:model:fp32,y,0,0,[^,]*,[^,]*,,saved-outputs" v5two/validate.csv &&
+    grep -qx "cpu:model:fp32,z,0,0,[^,]*,[^,]*,0,saved-outputs" v5two/validate.csv &&
+    ok "v5two/validate.csv: y's max_abs_err empty, z's 0" || bad "v5two/validate.csv: $(cat v5two/validate.csv)"
+grep -q '<td>y</td><td class="status passed">passed</td><td class="n muted not-compared">not compared</td>' \
+    v5two/report.html && grep -q 'class="reason not-compared">output y: not compared' v5two/report.html &&
+    grep -q '<td><a href="#cfg-1">cpu:model:fp32</a></td><td class="status passed">passed</td><td class="n">1</td><td>z</td>' \
+    v5two/report.html && grep -q 'data-verdict="untested"' v5two/report.html &&
+    ok "v5two/report.html: y not compared, z the worst output" || bad "v5two/report.html shows y as compared"
+expect 0 "verdict: NOT TESTED" $Q "${TWO[@]}" --inputs of_in.npz --allow-skip --outdir v5twoskip
+# the figures too: y's panel said "PASSED · max |error| 0"
+$Q validate --model two.onnx --no-mask --expected of_two.npz --no-cache --progress never --repeat 1 --inputs of_in.npz \
+    --outdir v5twoplots >/dev/null 2>&1
+grep -q "not compared: its 4 valid elements are infinities the reference holds too (inf_matched)" v5twoplots/report.html &&
+    ok "v5twoplots: y's figure not compared" || bad "v5twoplots: y's figure shows an error"
+expect 1 "$one" $Q replay --model two.onnx --no-mask --inputs of_in.npz --expected of_two.npz --progress never \
+    --repeat 1 --outdir r5two
+expect 0 "verdict: PASSED" $Q validate --model two.onnx --no-mask --inputs fin_in.npz --expected fin_two.npz \
+    "${common[@]}" --outdir v5twofin
+SH2=(validate --model two.onnx --no-mask --inputs 'of*_in.npz' --expected 'of*_two.npz' --configs expected,cpu:model:fp32
+     "${common[@]}" --outdir sh2)
+expect 0 "prepared 2 shards by batch" $Q "${SH2[@]}" --prepare-shards 2
+for i in 0 1; do $Q "${SH2[@]}" --shard $i/2 >"sh2_$i.log" 2>&1; done
+expect 1 "NOT TESTED.*
+no finite value was compared: $one" $Q merge sh2
+
+# an expected reference lacking one of the model's outputs (z): the last session's open item
+# feared the merge would refuse what an unsharded run passes; both refuse it, before anything
+# runs, at the same check (the plan is never prepared, so no shard runs and merge finds no plan)
+lacks="of2?_yonly.npz: no member 'z' for the model's output z float32 \[1,4\] \(every output is compared with its saved values\)"
+expect 2 "$lacks" $Q "${TWO[@]/of_two.npz/of_yonly.npz}" --inputs of_in.npz --outdir v5lacks
+[ "$(ls -A v5lacks)" = "error.json" ] && ok "v5lacks: only error.json" || bad "v5lacks holds $(ls -A v5lacks | tr '\n' ' ')"
+SH3=(validate --model two.onnx --no-mask --inputs 'of*_in.npz' --expected 'of*_yonly.npz' --configs expected,cpu:model:fp32
+     "${common[@]}" --outdir sh3)
+expect 2 "$lacks" $Q "${SH3[@]}" --prepare-shards 2
+[ -e sh3/shards ] && bad "sh3: shards/ prepared" || ok "sh3: nothing prepared"
+expect 2 "sh3/shards/plan.json not found" $Q merge sh3
+expect 2 "$lacks" $Q replay --model two.onnx --no-mask --inputs of_in.npz --expected of_yonly.npz --progress never \
+    --outdir r5lacks --prepare-shards 1
 
 # 3. the inputs file's outputs beside --expected: refused when they differ (only error.json made),
 #    judged when the same
@@ -96,6 +169,19 @@ unjudged="ortqual validate: note: fin_io.npz holds saved outputs of the model \(
 expect 1 "$unjudged" $Q validate --model sq.onnx --no-mask --inputs fin_io.npz --configs cpu:model:fp32 "${common[@]}" \
     --outdir v3cfg
 notes_are v3cfg outputs_not_reference "fin_io.npz holds saved outputs of the model (y); the reference is cpu:model:fp32, so"
+# ... of whichever --inputs file holds them: the note read the first file only, and said nothing
+# where a second held outputs (thirty-third session)
+second="ortqual (validate|replay): note: mix_io.npz holds saved outputs of the model \(y\) \(--inputs file 2 of 2: those before it hold none\); the reference is"
+expect 1 "$second cpu:model:fp32, so they are not compared" $Q validate --model sq.onnx --no-mask --inputs fin_in.npz mix_io.npz \
+    --configs cpu:model:fp32 "${common[@]}" --outdir v3second
+notes_are v3second outputs_not_reference "mix_io.npz holds saved outputs of the model (y) (--inputs file 2 of 2: those before it hold none); the reference is cpu:model:fp32"
+expect 1 "$second ORT CPU" $Q replay --model sq.onnx --no-mask --inputs fin_in.npz mix_io.npz --ep cuda --progress never \
+    --outdir r3second
+# and two saved references of the second file that disagree are refused as the first file's are
+# (they were already: a control)
+expect 2 "ortqual validate: mix_iobad.npz: member 'y' \(an output\) holds 5 at element \[0,1\], but mix_exp.npz \(the expected file, the reference\) holds 4 there: two saved references" \
+    $Q validate --model sq.onnx --no-mask --inputs fin_io.npz mix_iobad.npz --expected fin_exp.npz mix_exp.npz --configs expected,cpu:model:fp32 \
+    "${common[@]}" --outdir v3second_bad
 out=$($Q validate --model sq.onnx --no-mask --inputs fin_in.npz --configs cpu:model:fp32 "${common[@]}" --outdir v3no 2>&1)
 grep -q "holds saved outputs" <<<"$out" && bad "a file without outputs has the note: $out" || ok "no outputs, no note"
 expect 1 "ortqual replay: note: fin_io.npz holds saved outputs of the model \(y\); the reference is ORT CPU \(--reference cpu\), so they are not compared: --reference expected" \

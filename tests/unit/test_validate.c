@@ -1960,6 +1960,44 @@ static void matched_infinities_compare_nothing(void **state)
     free(s.verdict_reason);
 }
 
+/* One output all matched infinities beside a finite one: the configuration compared values, but
+ * none of that output's (it was PASSED, its max|err| 0); NOT TESTED naming it, as the output
+ * alone is; both compared, a pass. */
+static void matched_infinities_in_one_output(void **state)
+{
+    (void)state;
+    oq_output_result out[2] = {0};
+    oq_config_result c[2] = {0};
+    oq_config_parse("expected", &c[0].config, NULL);
+    oq_config_parse("cpu:model:fp32", &c[1].config, NULL);
+    c[0].is_reference = 1;
+    c[0].status = OQ_VERDICT_REFERENCE;
+    c[1].status = OQ_VERDICT_PASSED;
+    c[1].outputs = out;
+    c[1].n_outputs = 2;
+    snprintf(out[0].all.name, sizeof out[0].all.name, "y");
+    snprintf(out[1].all.name, sizeof out[1].all.name, "z");
+    out[0].all.num_valid = out[0].all.inf_matched = 4;
+    out[1].all.num_valid = 4;
+    assert_true(oq_compare_judged_nothing(&out[0].all));
+    assert_false(oq_compare_judged_nothing(&out[1].all));
+    assert_false(oq_compare_judged_nothing(NULL));
+    oq_validate_summary s = {.configs = c, .n_configs = 2};
+    oq_validate_judge(&s, 1);
+    assert_int_equal(s.verdict, OQ_RUN_UNTESTED);
+    assert_int_equal(s.exit_status, 0); /* allow_skip */
+    assert_int_equal(s.n_tested, 0);
+    if (!s.verdict_reason || !strstr(s.verdict_reason, "every valid element of cpu:model:fp32's output 'y' is an "
+                                                       "infinity the reference holds too"))
+        fail_msg("%s", s.verdict_reason ? s.verdict_reason : "(none)");
+    free(s.verdict_reason);
+    s = (oq_validate_summary){.configs = c, .n_configs = 2};
+    out[0].all.num_valid = 5; /* one finite element of y */
+    oq_validate_judge(&s, 0);
+    assert_int_equal(s.verdict, OQ_RUN_PASSED);
+    free(s.verdict_reason);
+}
+
 /* A model that passes its input q through as its output q: an io.npz's one member q is both the
  * input fed and the output saved, read from the same one read of the file (the inputs' members
  * are taken out of it first: q was gone when the saved outputs were looked for). */
@@ -3943,6 +3981,7 @@ int main(void)
         cmocka_unit_test(saved_event_ids_match_numbered),
         cmocka_unit_test(saved_outputs_held_twice_agree),
         cmocka_unit_test(matched_infinities_compare_nothing),
+        cmocka_unit_test(matched_infinities_in_one_output),
         cmocka_unit_test(user_batch_passthrough_output),
         cmocka_unit_test(causal_mask_is_no_padding),
         cmocka_unit_test(generated_features_width),
