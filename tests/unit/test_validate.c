@@ -544,6 +544,33 @@ static void worker_dispatch_check(void **state)
     free(dir);
 }
 
+/* validate's checks of `model` (in `dir`) under `config`, ORT's routing line saying `line`: the
+ * one advice given, malloc'ed. */
+static char *advice_on_run(const char *dir, const char *model, const char *config, const char *line)
+{
+    char *batches = path_in(dir, "batches.jsonl");
+    oq_validate_plan plan;
+    fill_plan(&plan, batches);
+    plan.placement.enable = 0;
+    assert_int_equal(oq_config_parse(config, &plan.config, NULL), OQ_OK);
+    free(plan.model);
+    plan.model = strdup(model);
+    oq_wcheck c;
+    oq_err err = {0};
+    assert_int_equal(oq_wcheck_begin(&c, &plan, dir, &err), OQ_OK);
+    assert_int_equal(write(1, line, strlen(line)), (ssize_t)strlen(line));
+    oq_config_result r = {0};
+    int verdict = 1;
+    char reason[512];
+    oq_wcheck_finish(&c, &plan, NULL, NULL, &r, &verdict, reason, sizeof reason);
+    assert_int_equal(r.dispatch.n_advice, 1);
+    char *advice = strdup(r.dispatch.advice[0]);
+    oq_config_result_clear(&r);
+    oq_validate_plan_clear(&plan);
+    free(batches);
+    return advice;
+}
+
 /* Attention computed in bfloat16 by a model of yours whose Q is a Cast's output (declared
  * nowhere, as `convert --attention-dtype bf16` writes it): the advice on its MATH run names
  * bfloat16 (it took the float32 of a configuration that is not fp16, and said flash has no
@@ -551,7 +578,7 @@ static void worker_dispatch_check(void **state)
 static void advice_knows_bf16_attention(void **state)
 {
     (void)state;
-    char *dir = temp_dir("bf16adv"), *model = path_in(dir, "bf16.onnx"), *batches = path_in(dir, "batches.jsonl");
+    char *dir = temp_dir("bf16adv"), *model = path_in(dir, "bf16.onnx");
     oq_opset ops[] = {{"", 23}};
     oq_graph *g;
     assert_int_equal(oq_graph_create(ops, 1, "bf16", &g, NULL), OQ_OK);
@@ -565,29 +592,12 @@ static void advice_knows_bf16_attention(void **state)
     oq_graph_add_output(g, oq_graph_op(g, "Cast", 1, &y, 1, to_f32), "out", OQ_DTYPE_FLOAT32, 3, blc);
     assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
     oq_graph_free(g);
-    oq_validate_plan plan;
-    fill_plan(&plan, batches);
-    plan.placement.enable = 0;
-    assert_int_equal(oq_config_parse("cuda:model:bf16:flash", &plan.config, NULL), OQ_OK);
-    free(plan.model);
-    plan.model = strdup(model);
-    oq_wcheck c;
-    oq_err err = {0};
-    assert_int_equal(oq_wcheck_begin(&c, &plan, dir, &err), OQ_OK);
-    const char line[] = "Operator=Attention Node=attn DataType=bf16 SdpaKernel=MATH\n";
-    assert_int_equal(write(1, line, sizeof line - 1), (ssize_t)(sizeof line - 1));
-    oq_config_result r = {0};
-    int verdict = 1;
-    char reason[512];
-    oq_wcheck_finish(&c, &plan, NULL, NULL, &r, &verdict, reason, sizeof reason);
-    assert_int_equal(r.dispatch.n_advice, 1);
-    if (!strstr(r.dispatch.advice[0], "attn ran MATH, expected FLASH_ATTENTION") ||
-        !strstr(r.dispatch.advice[0], "bfloat16") || strstr(r.dispatch.advice[0], "float32"))
-        fail_msg("advice: %s", r.dispatch.advice[0]);
-    oq_config_result_clear(&r);
-    oq_validate_plan_clear(&plan);
+    char *a = advice_on_run(dir, model, "cuda:model:bf16:flash",
+                            "Operator=Attention Node=attn DataType=bf16 SdpaKernel=MATH\n");
+    if (!strstr(a, "attn ran MATH, expected FLASH_ATTENTION") || !strstr(a, "bfloat16") || strstr(a, "float32"))
+        fail_msg("advice: %s", a);
+    free(a);
     free(model);
-    free(batches);
     oq_remove_tree(dir);
     free(dir);
 }
@@ -598,7 +608,7 @@ static void advice_knows_bf16_attention(void **state)
  * advice on its MATH run. */
 static char *advice_on_math(const char *dir, int64_t head)
 {
-    char *model = path_in(dir, "heads.onnx"), *batches = path_in(dir, "batches.jsonl");
+    char *model = path_in(dir, "heads.onnx");
     oq_opset ops[] = {{"", 23}};
     oq_graph *g;
     assert_int_equal(oq_graph_create(ops, 1, "heads", &g, NULL), OQ_OK);
@@ -615,28 +625,10 @@ static char *advice_on_math(const char *dir, int64_t head)
     oq_graph_add_output(g, y, "out", OQ_DTYPE_FLOAT16, 4, out);
     assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
     oq_graph_free(g);
-    oq_validate_plan plan;
-    fill_plan(&plan, batches);
-    plan.placement.enable = 0;
-    assert_int_equal(oq_config_parse("cuda:model:fp16:flash", &plan.config, NULL), OQ_OK);
-    free(plan.model);
-    plan.model = strdup(model);
-    oq_wcheck c;
-    oq_err err = {0};
-    assert_int_equal(oq_wcheck_begin(&c, &plan, dir, &err), OQ_OK);
-    const char line[] = "Operator=Attention Node=attn DataType=fp16 SdpaKernel=MATH\n";
-    assert_int_equal(write(1, line, sizeof line - 1), (ssize_t)(sizeof line - 1));
-    oq_config_result r0 = {0};
-    int verdict = 1;
-    char reason[512];
-    oq_wcheck_finish(&c, &plan, NULL, NULL, &r0, &verdict, reason, sizeof reason);
-    assert_int_equal(r0.dispatch.n_advice, 1);
-    char *advice = strdup(r0.dispatch.advice[0]);
-    oq_config_result_clear(&r0);
-    oq_validate_plan_clear(&plan);
+    char *a = advice_on_run(dir, model, "cuda:model:fp16:flash",
+                            "Operator=Attention Node=attn DataType=fp16 SdpaKernel=MATH\n");
     free(model);
-    free(batches);
-    return advice;
+    return a;
 }
 
 /* The advice reads 12 from the shapes, the size flash refuses (it read 16 off the scale and
