@@ -63,8 +63,10 @@ typedef struct oq_attention_facts {
     int64_t kv_len;         /* total key/value length (past + new); <= 0 unknown */
     bool softcap;           /* softcap attribute set (non-zero) */
     uint32_t sdpa_kernel;   /* CUDA provider option sdpa_kernel; 0 = ORT's default order */
-    int64_t head_size;      /* Q's head size; <= 0 unknown */
-    bool head_size_from_scale; /* head_size read off the scale attribute (1/sqrt(head_size)) */
+    int64_t head_size;      /* Q's head size; <= 0 unknown (the advice says so) */
+    bool head_size_from_scale; /* the caller read head_size off the scale attribute (1/sqrt(head_size)):
+                                  the advice says "from its scale". oq_attention_facts_from_node
+                                  no longer sets it (a scale need not be 1/sqrt(D)) */
     int64_t q_heads;        /* Q's head count; <= 0 unknown */
     bool user_model;        /* the user's model, not ortqual's export: the fix changes the model
                                (ortqual convert), not the export form or the configuration */
@@ -74,9 +76,10 @@ typedef struct oq_attention_facts {
  * model's ai.onnx opset: mask kind from the inputs present (attn_mask and its dtype, else
  * nonpad_kv_seqlen, else none), Q's dtype (UNDEFINED when the model declares none), q_len and
  * kv_len when Q's and K's sequence axes are static (else 0), softcap, the head count and head
- * size from Q's shape (rank 4: [B, heads, L, head]; rank 3: hidden / q_num_heads) or else from
- * the scale attribute when 1/scale^2 is within 1e-3 of a whole number. `user_model` is set;
- * sdpa_kernel is 0. `out->node` points at node->name. */
+ * size from Q's declared shape (rank 4: [B, heads, L, head]; rank 3: hidden / q_num_heads), else
+ * 0: unknown (the scale is not read as a head size; head_size_from_scale stays false). A caller
+ * holding the model's computed shapes fills them in (validate: oq_attention_info's heads and
+ * head_dim). `user_model` is set; sdpa_kernel is 0. `out->node` points at node->name. */
 OQ_API void oq_attention_facts_from_node(const oq_node_info *node, int64_t opset, oq_attention_facts *out);
 
 /* The head size whose default scale is `scale` (1/sqrt(head_size)): 1/scale^2 when within

@@ -271,7 +271,7 @@ static oq_status explain(const char *observed, kid exp, const oq_attention_facts
     }
     if (!rules) {
         rules = OQ_ADVICE_NO_RULE;
-        char head[48] = "";
+        char head[48] = ", head size unknown";
         if (f->head_size > 0) snprintf(head, sizeof head, ", head size %" PRId64, f->head_size);
         clause(&why,
                "no ORT rule known to ortqual explains it (opset %d, %s, mask %s, q_len %" PRId64
@@ -360,7 +360,8 @@ static const oq_io_info *input(const oq_node_info *n, size_t i)
     return i < n->n_inputs && n->inputs[i].name && *n->inputs[i].name ? &n->inputs[i] : NULL;
 }
 
-/* Head count and size from Q's declared shape, else the size from the scale. */
+/* Head count and size from Q's declared shape; unknown (0) where it does not fix them. The
+ * scale is not read as a size: 1/sqrt(D) is only Attention's default (T5 scales by 1 for any D). */
 static void head_facts(const oq_node_info *n, oq_attention_facts *f)
 {
     const oq_io_info *q = input(n, 0);
@@ -373,10 +374,7 @@ static void head_facts(const oq_node_info *n, oq_attention_facts *f)
         f->q_heads = attr_heads;
         if (hidden > 0 && hidden % attr_heads == 0) f->head_size = hidden / attr_heads;
     }
-    if (f->head_size <= 0) {
-        f->head_size = oq_head_size_from_scale(attr_num(n, "scale", 0));
-        f->head_size_from_scale = f->head_size > 0;
-    }
+    if (f->head_size <= 0) f->head_size = 0;
     if (f->q_heads <= 0) f->q_heads = 0;
 }
 

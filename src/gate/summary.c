@@ -435,16 +435,19 @@ static int parse_ortqual(const char *line, oq_test_summary *t)
 /* An ortqual refusal: "ortqual CMD: MESSAGE" from a command that ends in a verdict line, the
  * message no note, warning or default. A run that goes on to its verdict marks every message so
  * ("note: ", "WARNING: ", "(... default here)", "): compared anyway"); an unmarked one is a
- * refusal (exit 2 or 3, no verdict) or a merge's shard problem after its FAILED verdict. Read from
- * the line alone, as the other runners' failure lines: the next verdict line may be another
- * run's (a script's second validate), so it undoes nothing. */
+ * refusal (exit 2 or 3, no verdict) or a merge's shard problem after its FAILED verdict. Or
+ * "ortqual: MESSAGE", naming no command: said outside any command's own checks (an unknown
+ * command or option, a plan unreadable after --prepare-shards, out of memory, stdout's write
+ * failing, an internal error), never a note. Read from the line alone, as the other runners'
+ * failure lines: the next verdict line may be another run's (a script's second validate), so it
+ * undoes nothing. */
 static int ortqual_refusal(const char *line)
 {
-    static const char *const cmds[] = {"validate: ", "replay: ", "merge: ", "bench: "};
-    if (!starts_with(line, "ortqual ")) return 0;
+    static const char *const cmds[] = {": ", " validate: ", " replay: ", " merge: ", " bench: "};
+    if (!starts_with(line, "ortqual")) return 0;
     for (size_t i = 0; i < N_OF(cmds); i++) {
-        if (!starts_with(line + 8, cmds[i])) continue;
-        const char *msg = line + 8 + strlen(cmds[i]);
+        if (!starts_with(line + 7, cmds[i])) continue;
+        const char *msg = line + 7 + strlen(cmds[i]);
         return !(starts_with(msg, "note: ") || starts_with(msg, "WARNING: ") || strstr(msg, "default here") ||
                  strstr(msg, "): compared anyway"));
     }

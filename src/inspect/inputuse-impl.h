@@ -38,8 +38,6 @@ enum {
      * key or value, never through the scores (ViT's bool_masked_pos: a Where that puts the mask
      * token in place of the masked patches' embeddings) */
     OQ_USE_DATA = 1u << 5,
-    /* the flow's walk ran out of its budget: what it did not find may still be there */
-    OQ_USE_FLOW_CUT = 1u << 6,
     /* Which value marks a valid position, where the flow tells it (Not, Sub(c, x) and Equal(x, 0)
      * invert on the way): KEEP, 1 (true) = valid: it selects the kept branch of a Where whose
      * other branch is a large negative constant, its inverse is multiplied by one, or an

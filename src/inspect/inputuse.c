@@ -12,23 +12,6 @@
 #include "inspect/model-impl.h"
 #include "ortqual/tensor.h"
 
-/* Node visits per input and question (what it reaches, what it flows to): a mask that feeds
- * every layer of a deep model is still told after a few hundred, and a pathological graph
- * (fan-out at every step) cannot make it run long. */
-#define WALK_BUDGET 4096
-
-typedef struct walk {
-    const oq_gview *v;
-    const Onnx__GraphProto *g;
-    unsigned uses;
-    oq_index_routes routes; /* the bounds of the tables the input indexes, per chain of Casts */
-    oq_index_casts casts;   /* the Casts on the route walked now */
-    int opaque;             /* the route walked now passed a cast the check does not follow */
-    int oom;                /* a route could not be kept: out of memory */
-    int reach_budget; /* the visits left to `reaches` and `sum` (below) */
-    int flow_budget;  /* and to `flows` */
-} walk;
-
 /* What the route the walk took from the input to a value makes of that value. */
 typedef struct route {
     int reaches;   /* it is the input passed on (inputuse-impl.h, "Reaches") */
@@ -39,6 +22,32 @@ typedef struct route {
     int inv;       /* while it flows: the value is the input inverted (an odd count of Not, Sub(c, x)...) */
     int told;      /* while it flows: a node already said which value marks a valid position */
 } route;
+
+/* A value on the walk's path and the next of its consumers to visit; `entered`: what to undo
+ * on leaving it (enter, below). */
+typedef struct frame {
+    const char *value;
+    route p;
+    size_t next, n_cons;
+    int entered;
+} frame;
+
+typedef struct walk {
+    const oq_gview *v;
+    const Onnx__GraphProto *g;
+    unsigned uses;
+    oq_index_routes routes; /* the bounds of the tables the input indexes, per chain of Casts */
+    oq_index_casts casts;   /* the Casts on the route walked now */
+    int opaque;             /* the route walked now passed a cast the check does not follow */
+    int oom;                /* a route could not be kept: out of memory */
+    /* per node, the routes (route_bits) on which its output was walked: walked again on one, it
+     * would find nothing new, so each node is walked at most 32 times per input, however the
+     * graph shares values (a route that reaches is one path: the input passed on through input 0
+     * of each node, so its Casts are the same each time) */
+    uint32_t *seen;
+    frame *stack; /* the path walked now: an explicit stack, as deep as the model */
+    size_t depth, cap;
+} walk;
 
 static const char *const KEEP_RANK[] = {"Cast", "CastLike", "Identity", "Not", NULL};
 static const char *const CHANGE_RANK[] = {"Unsqueeze", "Reshape", "Expand", "Squeeze", "Transpose", NULL};
@@ -341,39 +350,65 @@ static route route_on(const Onnx__NodeProto *n, const char *value, route p, int 
     return next;
 }
 
-/* One walk from the input answers the three questions of inputuse-impl.h: what it reaches, the
- * Softmax a float Add it reaches feeds, what it flows to; each of them with its own budget. */
-static void walk_from(walk *w, const char *value, route p)
+static uint32_t route_bit(route p)
 {
-    size_t n_cons = oq_gview_consumer_count(w->v, value);
-    for (size_t i = 0; i < n_cons; i++) {
-        if ((p.reaches || p.sum) && --w->reach_budget <= 0) p.reaches = p.sum = 0;
-        if (p.flows && --w->flow_budget <= 0) {
-            p.flows = 0;
-            w->uses |= OQ_USE_FLOW_CUT;
+    return 1u << (p.reaches | p.sum << 1 | p.flows << 2 | p.inv << 3 | p.told << 4);
+}
+
+/* `value` onto the path, on route `p`; 0: out of memory (the walk stops, an error). */
+static int push(walk *w, const char *value, route p, int entered)
+{
+    if (w->depth == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 64;
+        frame *s = realloc(w->stack, cap * sizeof *s);
+        if (!s) return !(w->oom = 1);
+        w->stack = s;
+        w->cap = cap;
+    }
+    w->stack[w->depth++] = (frame){value, p, 0, oq_gview_consumer_count(w->v, value), entered};
+    return 1;
+}
+
+/* Node `ni`, a consumer of `value` reached on route `p`: what it uses the input as, and its
+ * output onto the path unless walked on that route already. */
+static void visit(walk *w, const char *value, route p, size_t ni)
+{
+    const Onnx__NodeProto *n = w->g->node[ni];
+    int passes = 0, flip = 0;
+    unsigned said = 0;
+    for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
+        if (!strcmp(n->input[slot], value)) {
+            if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
+            if (p.reaches && slot == 1) bound_route(w, n, p.as_is);
+            if (p.flows) w->uses |= flow_slot(n, slot);
+            if (p.flows && !p.told) said |= polarity_at(w, n, slot, p.reaches ? p.dtype : 0, p.inv);
+            flip |= inverts(w, n, slot);
+            passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
         }
-        if (!p.reaches && !p.sum && !p.flows) return;
-        const Onnx__NodeProto *n = w->g->node[oq_gview_consumer(w->v, value, i)];
-        int passes = 0, flip = 0;
-        unsigned said = 0;
-        for (size_t slot = 0; slot < n->n_input; slot++) /* a node may read it more than once */
-            if (!strcmp(n->input[slot], value)) {
-                if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
-                if (p.reaches && slot == 1) bound_route(w, n, p.as_is);
-                if (p.flows) w->uses |= flow_slot(n, slot);
-                if (p.flows && !p.told) said |= polarity_at(w, n, slot, p.reaches ? p.dtype : 0, p.inv);
-                flip |= inverts(w, n, slot);
-                passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
-            }
-        if (p.sum && oq_node_is(n, "Softmax")) w->uses |= OQ_USE_ADDITIVE;
-        w->uses |= said;
-        route next = route_on(n, value, p, passes);
-        next.inv = p.inv ^ flip;
-        next.told = p.told || said;
-        if (!n->n_output || !(next.reaches || next.sum || next.flows)) continue;
-        int entered = next.reaches ? enter(w, n, p.dtype) : 0;
-        walk_from(w, n->output[0], next);
-        leave(w, entered);
+    if (p.sum && oq_node_is(n, "Softmax")) w->uses |= OQ_USE_ADDITIVE;
+    w->uses |= said;
+    route next = route_on(n, value, p, passes);
+    next.inv = p.inv ^ flip;
+    next.told = p.told || said;
+    if (!n->n_output || !(next.reaches || next.sum || next.flows) || (w->seen[ni] & route_bit(next))) return;
+    w->seen[ni] |= route_bit(next);
+    int entered = next.reaches ? enter(w, n, p.dtype) : 0;
+    if (!push(w, n->output[0], next, entered)) leave(w, entered);
+}
+
+/* One walk from the input answers the three questions of inputuse-impl.h: what it reaches, the
+ * Softmax a float Add it reaches feeds, what it flows to. Depth first, as far as the graph goes. */
+static void walk_from(walk *w, const char *input, route p)
+{
+    push(w, input, p, 0);
+    while (w->depth && !w->oom) {
+        frame *f = &w->stack[w->depth - 1];
+        if (f->next == f->n_cons) {
+            leave(w, f->entered);
+            w->depth--;
+            continue;
+        }
+        visit(w, f->value, f->p, oq_gview_consumer(w->v, f->value, f->next++)); /* (may move the stack) */
     }
 }
 
@@ -399,18 +434,26 @@ static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, con
     oq_index_routes *tb = tables ? calloc(mi->n_inputs + 1, sizeof *tb) : NULL;
     if (tb) tb[mi->n_inputs].n = -1; /* the end: oq_index_routes_free */
     walk *w = malloc(sizeof *w); /* (its tables are some kilobytes) */
-    int lost = !w;
-    for (size_t i = 0; u && w && !lost && (tb || !tables) && i < mi->n_inputs; i++) {
+    uint32_t *seen = malloc((m->graph->n_node ? m->graph->n_node : 1) * sizeof *seen);
+    frame *stack = NULL;
+    size_t cap = 0;
+    int lost = !w || !seen;
+    for (size_t i = 0; u && !lost && (tb || !tables) && i < mi->n_inputs; i++) {
         int32_t type = mi->inputs[i].elem_type;
-        *w = (walk){.v = v, .g = m->graph, .reach_budget = WALK_BUDGET, .flow_budget = WALK_BUDGET,
-                    .opaque = !oq_idcast_modelled(type)};
+        memset(seen, 0, m->graph->n_node * sizeof *seen);
+        *w = (walk){.v = v, .g = m->graph, .opaque = !oq_idcast_modelled(type), .seen = seen, .stack = stack,
+                    .cap = cap};
         walk_from(w, mi->inputs[i].name, (route){1, type, 1, 0, 1, 0, 0});
+        stack = w->stack; /* (kept for the next input) */
+        cap = w->cap;
         u[i] = w->uses;
         lost = w->oom;
         if (tb) tb[i] = w->routes;
         else routes_clear(&w->routes);
     }
     oq_gview_free(v);
+    free(stack);
+    free(seen);
     free(w);
     if (!u || lost || (tables && !tb)) {
         free(u);
@@ -516,7 +559,7 @@ oq_mask_role oq_input_mask_role(const oq_io_info *in, unsigned uses, int named_o
     /* ViT's bool_masked_pos selects the patches the mask token replaces: taken by its name, the
      * positions past its prefix of ones were set apart as padding, unjudged */
     if (named && (uses & OQ_USE_DATA) &&
-        !(uses & (OQ_USE_SCORES | OQ_USE_ADDITIVE | OQ_USE_KEY_PADDING | OQ_USE_FLOW_CUT))) {
+        !(uses & (OQ_USE_SCORES | OQ_USE_ADDITIVE | OQ_USE_KEY_PADDING))) {
         *why = "the model uses it on its data (it flows into a MatMul, Gemm, Conv or an attention's query, key or "
                "value, as ViT's bool_masked_pos selects the patches the mask token replaces) and never on attention "
                "scores";

@@ -93,27 +93,32 @@ static oq_dtype precision_dtype(oq_precision p)
     return p == OQ_PREC_FP16 ? OQ_DTYPE_FLOAT16 : p == OQ_PREC_BF16 ? OQ_DTYPE_BFLOAT16 : OQ_DTYPE_FLOAT32;
 }
 
-/* The element type the model's operator `name` computes in, typed through its producers (a
- * Cast to bfloat16 before it declares nothing); UNDEFINED when unknown or not a float type. */
-static oq_dtype computed_dtype(const oq_model_info *mi, const char *name)
+/* The model's attention operator `name` as inspect read it: its Q typed through its producers
+ * (a Cast to bfloat16 before it declares nothing), its heads from Q's shape as the graph computes
+ * it (the inference convert reads head sizes with, never the scale); NULL: none. */
+static const oq_attention_info *computed_info(const oq_model_info *mi, const char *name)
 {
-    for (size_t i = 0; mi && i < mi->n_attention; i++) {
-        const oq_attention_info *a = &mi->attention[i];
-        if (strcmp(a->kind, "decomposed") && !strcmp(a->name, name))
-            return a->elem_type == OQ_DTYPE_FLOAT16 || a->elem_type == OQ_DTYPE_BFLOAT16 ||
-                           a->elem_type == OQ_DTYPE_FLOAT32
-                       ? (oq_dtype)a->elem_type
-                       : OQ_DTYPE_UNDEFINED;
-    }
-    return OQ_DTYPE_UNDEFINED;
+    for (size_t i = 0; mi && i < mi->n_attention; i++)
+        if (strcmp(mi->attention[i].kind, "decomposed") && !strcmp(mi->attention[i].name, name))
+            return &mi->attention[i];
+    return NULL;
+}
+
+/* The float type `a` computes in; UNDEFINED when unknown or not a float type. */
+static oq_dtype computed_dtype(const oq_attention_info *a)
+{
+    int32_t t = a ? a->elem_type : 0;
+    return t == OQ_DTYPE_FLOAT16 || t == OQ_DTYPE_BFLOAT16 || t == OQ_DTYPE_FLOAT32 ? (oq_dtype)t : OQ_DTYPE_UNDEFINED;
 }
 
 /* What the advice knows of node `name`. ortqual's export: the configuration says how it was
- * exported. The user's model: the node says (its inputs, types, attributes; `computed`, the
- * type its Q is computed in where none is declared), the configuration only what the node does
- * not tell. The head size always comes from the node. */
-static oq_attention_facts node_facts(const oq_validate_plan *plan, const oq_node_info *ni, oq_dtype computed,
-                                     int64_t opset, const char *name, uint32_t sdpa_kernel)
+ * exported. The user's model: the node says (its inputs, types, attributes; `computed`, what
+ * inspect computed where nothing is declared: Q's type, heads and head size), the configuration
+ * only what the node does not tell. The head size always comes from the node's shapes: unknown
+ * (0) where they do not fix it. */
+static oq_attention_facts node_facts(const oq_validate_plan *plan, const oq_node_info *ni,
+                                     const oq_attention_info *computed, int64_t opset, const char *name,
+                                     uint32_t sdpa_kernel)
 {
     const oq_config *cfg = &plan->config;
     bool user = cfg->repr == OQ_REPR_MODEL;
@@ -122,13 +127,12 @@ static oq_attention_facts node_facts(const oq_validate_plan *plan, const oq_node
                             .mask = user ? OQ_ATTN_MASK_NONE : mask_kind(plan->mask_form),
                             .q_len = plan->padded_length, .kv_len = plan->padded_length,
                             .user_model = user};
-    if (user && computed != OQ_DTYPE_UNDEFINED) f.dtype = computed;
+    if (user && computed_dtype(computed) != OQ_DTYPE_UNDEFINED) f.dtype = computed_dtype(computed);
     if (ni) {
         oq_attention_facts m;
         oq_attention_facts_from_node(ni, opset, &m);
-        f.head_size = m.head_size;
-        f.head_size_from_scale = m.head_size_from_scale;
-        f.q_heads = m.q_heads;
+        f.head_size = m.head_size > 0 ? m.head_size : computed ? computed->head_dim : 0;
+        f.q_heads = m.q_heads > 0 ? m.q_heads : computed ? computed->heads : 0;
         if (user) {
             f.opset = m.opset;
             f.mask = m.mask;
@@ -152,7 +156,7 @@ static void add_advice(oq_dispatch_result *d, const oq_validate_plan *plan, cons
     for (size_t i = 0; i < n; i++) {
         const char *obs = observed_kernel(&d->log, nodes[i]);
         if (!obs) continue;
-        oq_attention_facts f = node_facts(plan, node_named(ni, n_ni, nodes[i]), computed_dtype(mi, nodes[i]),
+        oq_attention_facts f = node_facts(plan, node_named(ni, n_ni, nodes[i]), computed_info(mi, nodes[i]),
                                           onnx_opset(mi), nodes[i], sdpa_kernel);
         oq_advice a = {0};
         if (oq_dispatch_advice(obs, expected, &f, &a, NULL) == OQ_OK && a.text)

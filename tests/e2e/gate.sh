@@ -183,6 +183,12 @@ gate 1 -- /bin/sh -c "$V2 --tolerance 'nosuch:rtol=1e-3' --outdir '$W/v2a' || tr
     fail "two validations, the first refused, the second passed: $(ls "$W"; cat "$W/out")"
 gate 1 -- /bin/sh -c "'$ORTQUAL' merge '$W/no-campaign' || true; $V2 --outdir '$W/v2c'" &&
     expect "a failing run at line 1 (ortqual: ortqual merge: "
+# "ortqual: ..." names no command (a mistyped command, an option before the command): refused
+# all the same before another run's verdict (main's gate passed both)
+gate 1 -- /bin/sh -c "'$ORTQUAL' valdate || true; $V2 --outdir '$W/v2d'" &&
+    expect "a failing run at line 1 (ortqual: ortqual: 'valdate' is not a command"
+gate 1 -- /bin/sh -c "'$ORTQUAL' --outdir x validate || true; $V2 --outdir '$W/v2e'" &&
+    expect "a failing run at line 1 (ortqual: ortqual: unknown option '--outdir'"
 # the same words printed by a test in passing (indented, quoted, mid-line), and ortqual's notes
 # and defaults before its verdict, are no failure
 printer mentions 0 '  Fatal Python error: quoted\nlog: INTERNALERROR> quoted\n    error: test failed, to rerun pass x\nsaid: ortqual merge: x\nortqual validate: --configs a,b (--model'"'"'s default here)\nverdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in d/summary.json\n= 2 passed in 0.1s =\n'

@@ -178,7 +178,7 @@ static void test_no_rule_explains(void **state)
     oq_advice a = advise("MATH", NULL, &f);
     assert_int_equal(a.rules, OQ_ADVICE_NO_RULE);
     assert_has(a.text, "the attention node ran MATH: no ORT rule known to ortqual explains it "
-                       "(opset 24, float16, mask nonpad_kv_seqlen, q_len 256, kv_len 256, sdpa_kernel 0)");
+                       "(opset 24, float16, mask nonpad_kv_seqlen, q_len 256, kv_len 256, head size unknown, sdpa_kernel 0)");
     oq_advice_clear(&a);
 }
 
@@ -373,8 +373,8 @@ static void test_facts_from_bare_node(void **state)
     assert_int_equal(f.opset, 23);
     assert_int_equal(f.dtype, OQ_DTYPE_FLOAT32);
     assert_int_equal(f.mask, OQ_ATTN_MASK_BOOL);
-    assert_int_equal(f.head_size, 12);
-    assert_true(f.head_size_from_scale);
+    assert_int_equal(f.head_size, 0); /* Q declares no shape: unknown, whatever the scale says (12) */
+    assert_false(f.head_size_from_scale);
     assert_true(f.softcap);
     assert_true(f.user_model);
     assert_int_equal(f.q_len, 0);

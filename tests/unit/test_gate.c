@@ -683,6 +683,14 @@ static void failure_lines_anywhere(void **state)
          "details in B/summary.json\n",
          "a failing run at line 1 (ortqual: ortqual bench: --variants: 'x' is listed twice (items 1 and 2)); "
          "no other summary undoes it"},
+        /* "ortqual: ..." names no command: a plan unreadable after --prepare-shards, a mistyped
+         * command, before another run's verdict */
+        {"ortqual: S/shards/plan.json: no such file\n"
+         "verdict: PASSED (1 passed, 0 failed, 0 skipped; reference r); details in U/summary.json\n",
+         "a failing run at line 1 (ortqual: ortqual: S/shards/plan.json: no such file); no other summary undoes it"},
+        {"= 2 passed in 0.1s =\nortqual: 'valdate' is not a command (see 'ortqual --help')\n",
+         "a failing run at line 2 (ortqual: ortqual: 'valdate' is not a command (see 'ortqual --help')); "
+         "no other summary undoes it"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         oq_gate_judgement j = judge(cases[i].log, 0, NULL);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -221,6 +222,55 @@ static void ninth_route_judged(void **state)
                                   "(ids -3..2)");
 }
 
+/* rid int64 [2] passed on through `hops` Identity nodes ('i0'...) to a Gather 'deep' over 3 rows,
+ * rid = {0, last}: the walk from the input follows a route however long (it stopped after 4,096
+ * node visits, and a route cut there was neither checked nor named, while inspect said validate
+ * checks the ids: ORT failed the run at the Gather). */
+static oq_status long_route(int hops, int64_t last, char *msg, size_t cap)
+{
+    char *dir = temp_dir("idcastlong"), model[512], npz[512];
+    snprintf(model, sizeof model, "%s/long.onnx", dir);
+    snprintf(npz, sizeof npz, "%s/b.npz", dir);
+    const oq_opset ops[] = {{"", 18}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 1, "long", &g, NULL), OQ_OK);
+    const oq_dim d2[] = {OQ_DIM(2)};
+    oq_graph_add_input(g, "rid", OQ_DTYPE_INT64, 1, d2);
+    char(*name)[16] = calloc((size_t)hops, sizeof *name); /* (the graph holds the names until written) */
+    assert_non_null(name);
+    const char *prev = "rid";
+    for (int i = 0; i < hops; i++) {
+        snprintf(name[i], sizeof name[i], "i%d", i);
+        const char *out[] = {name[i]};
+        assert_int_equal(oq_graph_add_node(g, "Identity", NULL, name[i], 1, &prev, 1, out, 0, NULL), OQ_OK);
+        prev = name[i];
+    }
+    gather(g, "deep", prev, 3, 2);
+    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
+    oq_graph_free(g);
+    free(name);
+    const int64_t s2[] = {2};
+    oq_tensor *t;
+    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_INT64, 1, s2, "rid", NULL), OQ_OK);
+    ((int64_t *)t->data)[0] = 0;
+    ((int64_t *)t->data)[1] = last;
+    assert_int_equal(oq_npz_write(npz, 1, (const oq_tensor *const *)&t, 0, 1, NULL), OQ_OK);
+    oq_tensor_free(t);
+    oq_status st = check_batch_file(model, npz, msg, cap);
+    remove_dir(dir);
+    return st;
+}
+
+static void long_route_judged(void **state)
+{
+    (void)state;
+    char msg[1024];
+    if (long_route(5000, 2, msg, sizeof msg)) fail_msg("refused: %s", msg);
+    oq_status st = long_route(5000, 5, msg, sizeof msg);
+    expect_batch_refused(st, msg, "input 'rid' holds 5 at element [1]; the model's Gather 'deep' reads a table of 3 "
+                                  "rows (ids -3..2)");
+}
+
 /* An integer value of `type` through Casts to to[0..n-1]: the index it ends as, or why it has none. */
 static void through(oq_dtype type, uint64_t bits, double f, const oq_dtype *to, int n, const char *want)
 {
@@ -260,7 +310,7 @@ int main(void)
         cmocka_unit_test(in_range_as_cast_passes), cmocka_unit_test(float_id_judged),
         cmocka_unit_test(byte_id_judged),          cmocka_unit_test(int32_wrap_judged),
         cmocka_unit_test(each_route_judged),       cmocka_unit_test(cast_rules),
-        cmocka_unit_test(ninth_route_judged),
+        cmocka_unit_test(ninth_route_judged),       cmocka_unit_test(long_route_judged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
