@@ -548,8 +548,8 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
     return OQ_OK;
 }
 
-/* Output `name`'s elements (NULL: every output's) over every batch, against the original's outputs (side 0) or the
- * expected ones (1): valid, and of them infinities both sides hold. */
+/* Output `name`'s elements (NULL: every output's) over every batch, against the original's
+ * outputs (side 0) or the expected ones (1): valid, and of them infinities both sides hold. */
 static void output_counts(const oq_convert_report *r, const char *name, int side, int64_t *valid, int64_t *matched)
 {
     *valid = *matched = 0;
