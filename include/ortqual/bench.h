@@ -175,6 +175,12 @@ typedef struct oq_bench_output_check {
     int padding_rule;       /* OQ_PADDING_* applied */
 } oq_bench_output_check;
 
+/* Whether check c compared no value: every valid element of the output an infinity the expected
+ * outputs hold too (oq_compare_judged_nothing of its comparison). Its errors are then NaN, not
+ * measured: the row's max_abs_err leaves it out, and the row is not counted as compared, as
+ * validate's configuration is not (docs/verdicts.md). 0 for a NULL c. */
+OQ_API int oq_bench_output_judged_nothing(const oq_bench_output_check *c);
+
 /* ORT's own profile of more runs of a row, in a session of its own (the
  * profiler must not perturb the timed loop): per run, the median over the
  * profiled runs. NAN where the profile had no such events. */

@@ -285,6 +285,9 @@ OQ_API int oq_compare_judge_numbers(const oq_compare_result *res, char *why, siz
  * tables show the output as not compared, and validate's verdict is NOT TESTED while a
  * configuration under test has such an output (docs/verdicts.md). 0 for a NULL res. */
 OQ_API int oq_compare_judged_nothing(const oq_compare_result *res);
+/* How the tools say such an output, one wording for each: printf's format of its valid
+ * elements (long long) and who holds the infinities ("the reference", "the expected file"). */
+#define OQ_COMPARE_NOT_COMPARED_FMT "not compared (its %lld valid elements are infinities %s holds too: inf_matched)"
 
 /* A tolerance that cannot fail judges nothing: a pass of `res` whose tolerance (res->tol) is
  * not the preset's (`preset`: before the user's, either field) and under which zeros would

@@ -129,6 +129,8 @@ static void model_json(json_t *o, const oq_bench_row *r)
                                               "inf_matched", (json_int_t)c->inf_matched, "passed",
                                               c->passed));
         json_object_set_new(json_array_get(outs, i), "padding", padding_json(c));
+        if (oq_bench_output_judged_nothing(c)) /* its null errors: not measured, as validate's "compared" */
+            json_object_set_new(json_array_get(outs, i), "compared", json_false());
     }
     set_str(o, "seq_dim", r->seq_dim);
     json_object_set_new(o, "dims", dims);

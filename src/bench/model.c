@@ -801,6 +801,7 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     snprintf(chk->name, sizeof chk->name, "%s", out->name);
     chk->max_abs_err = res.max_abs; /* NaN or Inf where a valid element was, as everywhere */
     chk->max_rel_err = res.max_rel;
+    if (oq_compare_judged_nothing(&res)) chk->max_abs_err = chk->max_rel_err = NAN; /* its 0 is no error */
     chk->rtol = co.tol.rtol;
     chk->atol = co.tol.atol;
     chk->over_tol = res.over_tol;
@@ -819,10 +820,17 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
     return OQ_OK;
 }
 
+int oq_bench_output_judged_nothing(const oq_bench_output_check *c)
+{
+    /* compare_one's mark: NaN errors where no NaN was on either side */
+    return c && c->inf_matched > 0 && isnan(c->max_abs_err) && !c->nan_count && !c->expected_nan_count;
+}
+
 /* Record each output's errors; the row's max_abs_err is the worst (NaN, then Inf, then the
- * largest), its NaN and Inf counts those of both sides. A row whose valid elements are all
- * infinities the expected outputs hold too compared no value (validate's rule, compare-impl.h):
- * its errors stay NaN, not measured, and the verdict does not count it as compared. */
+ * largest) of the outputs that compared a value, its NaN and Inf counts those of both sides. A
+ * row whose valid elements are all infinities the expected outputs hold too compared no value
+ * (validate's rule, compare-impl.h): its errors stay NaN, not measured, and the verdict does not
+ * count it as compared, nor a row with one such output beside others. */
 static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **outs, oq_bench_row *row, oq_err *err)
 {
     const expect_ctx *c = ctx;
@@ -840,8 +848,10 @@ static oq_status check_expected_outputs(void *ctx, size_t n_out, oq_tensor **out
         if (st) return st;
         row->n_outputs++;
         matched += chk->inf_matched;
-        if (oq_compare_max_abs_worse(chk->max_abs_err, row->max_abs_err)) row->max_abs_err = chk->max_abs_err;
-        if (oq_compare_max_abs_worse(chk->max_rel_err, row->max_rel_err)) row->max_rel_err = chk->max_rel_err;
+        if (!oq_bench_output_judged_nothing(chk)) { /* its NaN is not measured: said as not compared */
+            if (oq_compare_max_abs_worse(chk->max_abs_err, row->max_abs_err)) row->max_abs_err = chk->max_abs_err;
+            if (oq_compare_max_abs_worse(chk->max_rel_err, row->max_rel_err)) row->max_rel_err = chk->max_rel_err;
+        }
         row->nan_count += chk->nan_count + chk->expected_nan_count;
         row->inf_count += chk->inf_count + chk->expected_inf_count;
         row->pad_nonzero += chk->pad_nonzero;

@@ -3,6 +3,7 @@
  * again from the rows. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compare/compare-impl.h"
@@ -28,17 +29,40 @@ static const oq_bench_row *first_of(const oq_bench_rows *rows, oq_bench_status s
     return first;
 }
 
-/* A row that ran and compared no finite value: every valid element an infinity the expected
- * outputs hold too (model.c leaves its errors NaN; compare-impl.h's rule), or NULL. */
+/* An output of row r that compared no value (oq_bench_output_judged_nothing), or NULL. */
+static const oq_bench_output_check *judged_nothing(const oq_bench_row *r)
+{
+    for (size_t k = 0; k < r->n_outputs; k++)
+        if (oq_bench_output_judged_nothing(&r->outputs[k])) return &r->outputs[k];
+    return NULL;
+}
+
+/* A row that ran and compared no finite value in its outputs, or in one of them: every valid
+ * element an infinity the expected outputs hold too (model.c leaves those errors NaN;
+ * compare-impl.h's rule), or NULL. */
 static const oq_bench_row *infinities_only(const oq_bench_rows *rows)
 {
     for (size_t i = 0; i < rows->n; i++) {
         const oq_bench_row *r = &rows->rows[i];
         int64_t matched = 0;
         for (size_t k = 0; k < r->n_outputs; k++) matched += r->outputs[k].inf_matched;
-        if (r->status == OQ_BENCH_OK && matched && isnan(r->max_abs_err)) return r;
+        if (r->status == OQ_BENCH_OK && ((matched && isnan(r->max_abs_err)) || judged_nothing(r))) return r;
     }
     return NULL;
+}
+
+/* Why row r (infinities_only's) compared nothing, into out->reason. */
+static void say_infinities(const oq_bench_row *r, oq_bench_verdict *out)
+{
+    char whose[96], *one = NULL;
+    snprintf(whose, sizeof whose, "%.80s's", r->variant.name);
+    if (isnan(r->max_abs_err))
+        oq_compare_infinities_only_str(whose, "outputs", "the expected file", out->reason, sizeof out->reason);
+    else if ((one = oq_compare_one_output_infinities_str(whose, judged_nothing(r)->name, "the expected file")))
+        snprintf(out->reason, sizeof out->reason, "%s", one);
+    else
+        snprintf(out->reason, sizeof out->reason, "out of memory");
+    free(one);
 }
 
 static void set(oq_bench_verdict *v, const char *verdict, int exit_status)
@@ -86,7 +110,7 @@ void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_b
     for (size_t i = 0; i < rows->n; i++) {
         const oq_bench_row *r = &rows->rows[i];
         out->tested += oq_config_uses_ort(&r->variant) && r->status == OQ_BENCH_OK &&
-                       (!out->compared || !isnan(r->max_abs_err));
+                       (!out->compared || (!isnan(r->max_abs_err) && !judged_nothing(r)));
     }
     size_t failed, errors;
     const oq_bench_row *f = first_of(rows, OQ_BENCH_FAILED, &failed), *e = first_of(rows, OQ_BENCH_ERROR, &errors);
@@ -103,10 +127,8 @@ void oq_bench_verdict_of(const oq_bench_opts *o, const oq_bench_rows *rows, oq_b
                  (f ? failed : errors) == 1 ? "" : "s", f ? "failed" : "could not run", (f ? f : e)->variant.name,
                  (f ? f : e)->error);
     } else if (!out->tested && out->compared && infinities_only(rows)) {
-        char whose[96];
         set(out, "untested", o->allow_skip && !base ? 0 : 1);
-        snprintf(whose, sizeof whose, "%.80s's", infinities_only(rows)->variant.name);
-        oq_compare_infinities_only_str(whose, "outputs", "the expected file", out->reason, sizeof out->reason);
+        say_infinities(infinities_only(rows), out);
     } else if (!out->tested) {
         set(out, "untested", o->allow_skip && !base ? 0 : 1);
         snprintf(out->reason, sizeof out->reason, "no variant under test ran%s (every ONNX Runtime row skipped, "

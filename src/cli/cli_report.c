@@ -406,8 +406,8 @@ static void print_not_compared(const oq_config_result *c)
     for (size_t j = 0; j < c->n_outputs; j++) {
         const oq_compare_result *r = &c->outputs[j].all;
         if (oq_compare_judged_nothing(r))
-            printf("    output '%s': not compared (its %lld valid elements are infinities the reference holds too: "
-                   "inf_matched)\n", oq_cli_shown(r->name), (long long)r->num_valid);
+            printf("    output '%s': " OQ_COMPARE_NOT_COMPARED_FMT "\n", oq_cli_shown(r->name), (long long)r->num_valid,
+                   "the reference");
     }
 }
 

@@ -558,6 +558,10 @@ static void print_model_table(const oq_bench_rows *rows)
             else printf("%10.3g", r->max_abs_err);
         }
         printf("%s%s\n", r->error[0] && r->n_samples ? "  " : "", oq_cli_shown(r->error));
+        for (size_t k = 0; k < r->n_outputs; k++) /* its errors are left out of max_abs_err */
+            if (oq_bench_output_judged_nothing(&r->outputs[k]))
+                printf("    output '%s': " OQ_COMPARE_NOT_COMPARED_FMT "\n", oq_cli_shown(r->outputs[k].name),
+                       (long long)r->outputs[k].inf_matched, "the expected file");
     }
 }
 
@@ -778,8 +782,9 @@ static int finish_args(cli_state *c)
                   "as in validate; one over tolerance, or a NaN, fails the row;\n"                              \
                   "one of another shape than the model's for --inputs, or of\n"                                 \
                   "another kind (int32 for a float32 output), or an output\n"                                   \
-                  "without one: exit 2; a row whose valid elements are all\n"                                   \
-                  "infinities the file holds too compared nothing: NOT TESTED)"),                                                                      \
+                  "without one: exit 2; an output whose valid elements are all\n"                               \
+                  "infinities the file holds too is not compared: its row is\n"                                \
+                  "NOT TESTED)"),                                                                               \
     OQ_OPT_LIST("tolerance", "SPEC", &c->tolerances,                                                            \
                 "with --expected: [OUTPUT:]rtol=X,atol=Y or a preset (fp32,\n"                                  \
                 "fp16...), repeatable (default: fp16's when the model computes in\n"                            \

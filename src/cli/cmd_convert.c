@@ -290,6 +290,13 @@ static int exit_for(oq_status st)
     }
 }
 
+/* A comparison of matched infinities alone says so: its max_abs 0 is no error of 0. */
+static void print_not_compared(const oq_compare_result *x, const char *holder)
+{
+    if (oq_compare_judged_nothing(x))
+        printf("    output '%s': " OQ_COMPARE_NOT_COMPARED_FMT "\n", oq_cli_shown(x->name), (long long)x->num_valid, holder);
+}
+
 static void print_report(const struct convert_args *a, const oq_convert_report *r)
 {
     printf("convert %s%s%s", oq_cli_shown(a->in), a->out && !a->plan ? " -> " : "", a->out && !a->plan ? oq_cli_shown(a->out) : "");
@@ -305,10 +312,12 @@ static void print_report(const struct convert_args *a, const oq_convert_report *
         char line[1024];
         const oq_convert_check *c = &r->checks[i];
         printf("  batch %zu vs reference  %s\n", c->batch, oq_cli_shown(oq_compare_result_str(&c->vs_reference, line, sizeof line)));
+        print_not_compared(&c->vs_reference, "the original model's");
         if (c->has_expected) {
             const oq_compare_result *x = &c->ref_vs_expected;
             printf("  batch %zu vs expected   %s\n", c->batch,
                    oq_cli_shown(oq_compare_result_str_vs(&c->vs_expected, "EXPECTED", line, sizeof line)));
+            print_not_compared(&c->vs_expected, "the expected file");
             printf("  batch %zu (reference vs expected, for scale: max_abs=%.3g)\n", c->batch, x->max_abs);
         }
     }

@@ -117,5 +117,8 @@ int oq_compare_record_judged_nothing(const json_t *rec);
  * output 'y') is an infinity REFERENCE holds too (counted in inf_matched: equal, but no value
  * judged)"; into buf. */
 char *oq_compare_infinities_only_str(const char *whose, const char *what, const char *reference, char *buf, size_t n);
+/* The same for one output (`name`) beside outputs that compared values, and that a pass would
+ * claim it too; malloc'd, NULL when out of memory. validate's and convert's reason. */
+char *oq_compare_one_output_infinities_str(const char *whose, const char *name, const char *reference);
 
 #endif

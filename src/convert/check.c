@@ -548,24 +548,41 @@ static oq_status compare_batch(checker *k, size_t bi, oq_tensor **ref, oq_tensor
     return OQ_OK;
 }
 
-/* A check whose valid elements were all infinities both sides hold compared no value (validate's
- * rule, compare-impl.h): against the original's outputs, or against the expected ones. Not a
- * pass: the conversion is not written unchecked. */
+/* Output `name`'s elements (NULL: every output's) over every batch, against the original's
+ * outputs (side 0) or the expected ones (1): valid, and of them infinities both sides hold. */
+static void output_counts(const oq_convert_report *r, const char *name, int side, int64_t *valid, int64_t *matched)
+{
+    *valid = *matched = 0;
+    for (size_t i = 0; i < r->n_checks; i++) {
+        const oq_convert_check *c = &r->checks[i];
+        const oq_compare_result *x = side ? &c->vs_expected : &c->vs_reference;
+        if ((name && strcmp(c->vs_reference.name, name)) || (side && !c->has_expected)) continue;
+        *valid += x->num_valid;
+        *matched += x->inf_matched;
+    }
+}
+
+/* A check in which the outputs, or one of them, compared no value: every valid element an
+ * infinity both sides hold, against the original's outputs or the expected ones (validate's
+ * rule, compare-impl.h: an output of infinities beside finite ones too). Not a pass: the
+ * conversion is not written unchecked. */
 static oq_status infinities_only(checker *k, oq_err *err)
 {
     oq_convert_report *r = k->c->r;
-    int64_t valid[2] = {0, 0}, matched[2] = {0, 0};
-    for (size_t i = 0; i < r->n_checks; i++) {
-        valid[0] += r->checks[i].vs_reference.num_valid;
-        matched[0] += r->checks[i].vs_reference.inf_matched;
-        valid[1] += r->checks[i].has_expected ? r->checks[i].vs_expected.num_valid : 0;
-        matched[1] += r->checks[i].has_expected ? r->checks[i].vs_expected.inf_matched : 0;
+    int64_t valid, matched;
+    const char *name = NULL;
+    int side = -1;
+    for (size_t i = 0; side < 0 && i < 2 * r->n_checks; i++) {
+        output_counts(r, r->checks[i / 2].vs_reference.name, (int)(i % 2), &valid, &matched);
+        if (oq_compare_infinities_only(valid, matched)) name = r->checks[i / 2].vs_reference.name, side = (int)(i % 2);
     }
-    int side = oq_compare_infinities_only(valid[0], matched[0]) ? 0 : oq_compare_infinities_only(valid[1], matched[1]) ? 1 : -1;
     if (side < 0 || r->failure) return OQ_OK;
-    char why[400];
-    r->failure = strdup(oq_compare_infinities_only_str("the converted model's", "outputs", side ? "the expected file"
-                                                       : "the original model's", why, sizeof why));
+    const char *holder = side ? "the expected file" : "the original model's";
+    char why[600];
+    output_counts(r, NULL, side, &valid, &matched);
+    r->failure = oq_compare_infinities_only(valid, matched)
+                     ? strdup(oq_compare_infinities_only_str("the converted model's", "outputs", holder, why, sizeof why))
+                     : oq_compare_one_output_infinities_str("the converted model's", name, holder);
     return r->failure ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 

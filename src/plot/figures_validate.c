@@ -144,8 +144,7 @@ static char *verdict_note(oq_arena *a, const json_t *cfg, const out_sum *s)
         return oq_arena_printf(a, "not compared: %s%s%s", jstr(cfg, "status", "?"),
                                json_object_get(cfg, "reason") ? ": " : "", jstr(cfg, "reason", ""));
     if (oq_compare_infinities_only(s->valid, s->inf_matched)) /* its max |error| 0 is none */
-        return oq_arena_printf(a, "not compared: its %lld valid elements are infinities the reference holds too "
-                               "(inf_matched)", s->valid);
+        return oq_arena_printf(a, OQ_COMPARE_NOT_COMPARED_FMT, s->valid, "the reference");
     char extra[256] = "";
     size_t n = 0;
     if (s->err.zero) n += (size_t)snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld exactly 0", (long long)s->err.zero);

@@ -367,26 +367,34 @@ static oq_status prepared_file(const shard_batches *sb, const char *name, const 
  * reference is) checked against the plan, then copied into s named relative to DIR, as the plan
  * names them: the shard's summary is read from anywhere (its workers get root/NAME,
  * oq_shard_file). */
-/* The user's file a batch was made from, which this shard's input_files name again: changed
- * since the prepare step, the shard would run the earlier copy while its command names the new
- * data. (Not there at all, as on a node that has only DIR: the prepared copy is the plan's.) */
-static oq_status source_unchanged(const oq_validate_opts *o, const oq_batch_info *b, oq_err *err)
+/* The user's file of batch b that this shard's list (input_files, expected_files: `files`)
+ * names at the batch's place: its bytes must be the ones the batch was prepared from (`sha256`),
+ * else the shard would run the prepared copy while its command names other data (changed since,
+ * or another file). The same bytes at another path (a node's copy) are the plan's; a file not
+ * there at all (a node that has only DIR) leaves the prepared copy to speak. The caller names
+ * the list before the message. */
+static oq_status given_is_source(const char *const *files, size_t n, const oq_batch_info *b, const char *source,
+                                 const char *sha256, const char *root, oq_err *err)
 {
-    if (!b->source || !*b->source_sha256) return OQ_OK;
-    for (size_t i = 0; i < o->n_input_files; i++) {
-        char now[65];
-        if (strcmp(o->input_files[i], b->source) || access(b->source, F_OK)) continue;
-        oq_status st = oq_sha256_file(b->source, now, err);
-        if (st) return st;
-        if (strcmp(now, b->source_sha256))
-            return oq_err_set(err, OQ_ERR_INVALID_ARG,
-                              "input_files %s changed since the shards were prepared (SHA-256 %.12s... now, %.12s... "
-                              "then): this shard would run the batch prepared from the earlier file; prepare the "
-                              "shards again (shard.prepare with overwrite)",
-                              b->source, now, b->source_sha256);
-        return OQ_OK;
-    }
-    return OQ_OK;
+    if (!source || !*sha256 || !n) return OQ_OK;
+    const char *given = b->index >= 0 && (size_t)b->index < n ? files[b->index] : NULL;
+    if (!given)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "names %zu files, but batch %lld of %s/shards/plan.json was "
+                          "prepared from one after them (%s): run every shard with the files the shards were prepared "
+                          "with", n, (long long)b->index, root, source);
+    char now[65];
+    if (access(given, F_OK)) return OQ_OK;
+    oq_status st = oq_sha256_file(given, now, err);
+    if (st || !strcmp(now, sha256)) return st;
+    if (!strcmp(given, source))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                          "%s changed since the shards were prepared (SHA-256 %.12s... now, %.12s... then): this "
+                          "shard would run the batch prepared from the earlier file; prepare the shards again "
+                          "(shard.prepare with overwrite)", source, now, sha256);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "%s (SHA-256 %.12s...) is not the file batch %lld of %s/shards/plan.json was prepared from (%s, "
+                      "%.12s...): this shard would run the plan's batch, not the file it names; run every shard with "
+                      "the files the shards were prepared with", given, now, (long long)b->index, root, source, sha256);
 }
 
 static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
@@ -397,8 +405,12 @@ static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
         return oq_err_set(err, OQ_ERR_FORMAT, "%s: the prepared plan does not name it by SHA-256 (prepared by an "
                                               "older ortqual): prepare the shards again (shard.prepare with overwrite)",
                           b->expected);
-    oq_status changed = source_unchanged(sb->o, b, err);
-    if (changed) return changed;
+    const oq_validate_opts *o = sb->o;
+    oq_status changed = given_is_source(o->input_files, o->n_input_files, b, b->source, b->source_sha256, sb->root, err);
+    if (changed) return oq_err_prefix(err, "input_files ");
+    changed = given_is_source(o->expected_files, o->n_expected_files, b, b->expected_source, b->expected_source_sha256,
+                              sb->root, err);
+    if (changed) return oq_err_prefix(err, "expected_files ");
     oq_batch_info *mine = OQ_PUSH(sb->s->batches, sb->s->n_batches);
     if (!mine) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_batch_info_copy(mine, b, err);
@@ -424,6 +436,10 @@ oq_status oq_shard_plan_open(const oq_validate_opts *o, const char *root, oq_sha
 oq_status oq_shard_load(const oq_validate_opts *o, const char *root, const oq_shard_plan *plan, oq_validate_summary *s,
                         oq_err *err)
 {
+    if (o->n_input_files > plan->n_batches) /* a batch per file: the extra ones would not run */
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "input_files names %zu files, but %s/shards/plan.json was prepared "
+                          "from %zu: run every shard with the files the shards were prepared with",
+                          o->n_input_files, root, plan->n_batches);
     oq_shard_part part = oq_shard_part_of(plan->count, plan->by, plan->n_batches, plan->n_configs, o->shard.index);
     shard_batches sb = {o, root, s};
     return oq_shard_plan_batches_each(plan, part.batch_lo, part.batch_hi, own_batch, &sb, err);

@@ -1007,15 +1007,10 @@ static const oq_config_result *infinities_only(const oq_validate_summary *s)
 /* Why configuration r is not tested: all its outputs, or one of them, infinities alone. */
 static char *infinities_reason(const oq_config_result *r)
 {
-    char whose[sizeof r->config.name + 4], what[sizeof r->outputs[0].all.name + 16], why[sizeof whose + sizeof what + 300];
+    char whose[sizeof r->config.name + 4], why[sizeof whose + 300];
     snprintf(whose, sizeof whose, "%s's", r->config.name);
     if (compared_elements(r) <= 0) return strdup(oq_compare_infinities_only_str(whose, "outputs", "the reference", why, sizeof why));
-    const char *name = judged_nothing(r)->name;
-    snprintf(what, sizeof what, "output '%s'", name);
-    oq_compare_infinities_only_str(whose, what, "the reference", why, sizeof why);
-    char *text = NULL;
-    return asprintf(&text, "%s; its other outputs were compared, but a pass would claim '%s' too", why, name) < 0 ? NULL
-                                                                                                               : text;
+    return oq_compare_one_output_infinities_str(whose, judged_nothing(r)->name, "the reference");
 }
 
 /* A configuration to compare with `ref` (the first): the same model on another runtime, or
