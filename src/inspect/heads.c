@@ -86,7 +86,7 @@ static int64_t axis_size(walk *w, const char *value, int axis, int depth)
         if (r > axis && !d[axis].n && d[axis].coef > 0) return d[axis].coef;
     }
     const Onnx__NodeProto *p = oq_gview_producer(w->v, value, NULL);
-    if (!p) return 0;
+    if (!p || !p->n_input) return 0; /* a node without inputs (a malformed file) fixes nothing */
     if (oq_node_is(p, "Transpose")) return through_transpose(w, p, value, axis, depth);
     if (oq_node_is(p, "Reshape")) return through_reshape(w, p, axis, depth);
     if (oq_node_is(p, "MatMul")) return through_matmul(w, p, value, axis, depth);
