@@ -6,7 +6,6 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -630,19 +629,6 @@ static double plain_nan(double v)
     return isnan(v) ? fabs(v) : v;
 }
 
-/* Append printf output at *used without overflowing buf. */
-static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
-{
-    if (*used >= n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(buf + *used, n - *used, fmt, ap);
-    va_end(ap);
-    if (k > 0) *used += (size_t)k;
-}
-
 /* An element's value in the line: an exact comparison's every digit, else 9 digits. */
 static const char *value_str(const char *text, double v, char *buf, size_t n)
 {
@@ -679,7 +665,7 @@ char *oq_compare_result_str_at(const oq_compare_result *r, const char *side, con
     }
     size_t used = 0;
     buf[0] = '\0';
-    append(buf, n, &used, "%s%s%s valid=%" PRId64 "/%" PRId64, r->name, r->name[0] ? ": " : "",
+    oq_buf_appendf(buf, n, &used, "%s%s%s valid=%" PRId64 "/%" PRId64, r->name, r->name[0] ? ": " : "",
            r->passed ? "PASS" : "FAIL", r->num_valid, r->num_elements);
     double max_abs = r->max_abs;
     /* a failed output's max_abs and max_rel read back above atol and rtol however close they are
@@ -688,22 +674,22 @@ char *oq_compare_result_str_at(const oq_compare_result *r, const char *side, con
     char ma[32], mr[32];
     diff_str(r, max_abs, judged ? r->tol.atol : INFINITY, ma, sizeof ma);
     oq_real_over_str(r->max_rel, judged ? r->tol.rtol : INFINITY, 3, mr, sizeof mr);
-    append(buf, n, &used, " max_abs=%s max_rel=%s mean_abs=%.3g rms=%.3g rel_l2=%.3g", ma, mr, r->mean_abs, r->rms,
+    oq_buf_appendf(buf, n, &used, " max_abs=%s max_rel=%s mean_abs=%.3g rms=%.3g rel_l2=%.3g", ma, mr, r->mean_abs, r->rms,
            r->rel_l2);
-    append(buf, n, &used, " over_tol=%" PRId64 " nan=%" PRId64 " inf=%" PRId64, r->over_tol, r->nan_count,
+    oq_buf_appendf(buf, n, &used, " over_tol=%" PRId64 " nan=%" PRId64 " inf=%" PRId64, r->over_tol, r->nan_count,
            r->inf_count);
     if (r->ref_nan_count || r->ref_inf_count)
-        append(buf, n, &used, " %s nan=%" PRId64 " inf=%" PRId64, side ? side : "REFERENCE", r->ref_nan_count,
+        oq_buf_appendf(buf, n, &used, " %s nan=%" PRId64 " inf=%" PRId64, side ? side : "REFERENCE", r->ref_nan_count,
                r->ref_inf_count);
-    if (r->masked) append(buf, n, &used, " pad_nonzero=%" PRId64 "/%" PRId64 "%s", r->pad_nonzero, r->num_padded,
+    if (r->masked) oq_buf_appendf(buf, n, &used, " pad_nonzero=%" PRId64 "/%" PRId64 "%s", r->pad_nonzero, r->num_padded,
                           r->padding_checked ? ""
                           : r->padding_rule == OQ_PADDING_REPORT ? " (reported, not judged)"
                                                                  : " (not judged: the reference is not zero there)");
-    else append(buf, n, &used, " no padding (every element valid)");
-    if (r->exact) append(buf, n, &used, " (exact)");
+    else oq_buf_appendf(buf, n, &used, " no padding (every element valid)");
+    if (r->exact) oq_buf_appendf(buf, n, &used, " (exact)");
     else {
         char rt[32], at[32]; /* as given: 0.10008144378662108, not 0.1 */
-        append(buf, n, &used, " (rtol=%s atol=%s)", oq_real_str(r->tol.rtol, 6, rt, sizeof rt),
+        oq_buf_appendf(buf, n, &used, " (rtol=%s atol=%s)", oq_real_str(r->tol.rtol, 6, rt, sizeof rt),
                oq_real_str(r->tol.atol, 6, at, sizeof at));
     }
     char c[160];
@@ -712,20 +698,20 @@ char *oq_compare_result_str_at(const oq_compare_result *r, const char *side, con
         const oq_compare_elem *w = r->over_tol ? &r->worst_failing : &r->worst[0];
         char d[32], g[32], e[32]; /* |d| above its own bound, atol + rtol * |expected|, however close */
         oq_dims_str(w->coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; worst %s%s got %s expected %s |d|=%s", c, where ? where : "",
+        oq_buf_appendf(buf, n, &used, "; worst %s%s got %s expected %s |d|=%s", c, where ? where : "",
                value_str(w->got_text, w->got, g, sizeof g),
                value_str(w->expected_text, w->expected, e, sizeof e),
                diff_str(r, w->abs_diff, judged ? r->tol.atol + r->tol.rtol * fabs(w->expected) : INFINITY, d, sizeof d));
     }
     if (r->vacuous) {
         char why[200];
-        append(buf, n, &used, "; %s", oq_compare_vacuous_str(r, why, sizeof why));
+        oq_buf_appendf(buf, n, &used, "; %s", oq_compare_vacuous_str(r, why, sizeof why));
     }
     if (r->padding_checked && r->pad_nonzero) {
         const oq_compare_elem *p = &r->first_pad_nonzero;
         char g[32];
         oq_dims_str(p->coord, r->ndim, c, sizeof c);
-        append(buf, n, &used, "; first non-zero padding %s = %s", c, value_str(p->got_text, p->got, g, sizeof g));
+        oq_buf_appendf(buf, n, &used, "; first non-zero padding %s = %s", c, value_str(p->got_text, p->got, g, sizeof g));
     }
     return buf;
 }

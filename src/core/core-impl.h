@@ -52,6 +52,9 @@ static inline oq_status oq_dynbuf_addc(oq_dynbuf *b, char c)
     return OQ_OK;
 }
 oq_status oq_dynbuf_addf(oq_dynbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* printf output appended to a fixed buf[n] at *used, cut where it is full (a one-line message
+ * built in parts). */
+void oq_buf_appendf(char *buf, size_t n, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 oq_status oq_dynbuf_vaddf(oq_dynbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Room for `n` more bytes at buf + len (written by the caller, then counted with
  * oq_dynbuf_added); NULL when out of memory or past `max`. */

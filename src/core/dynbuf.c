@@ -1,5 +1,6 @@
 /* Growable text, growable arrays, and an arena (core-impl.h). */
 #include <stdalign.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,16 @@ oq_status oq_dynbuf_addf(oq_dynbuf *b, const char *fmt, ...)
     oq_status st = oq_dynbuf_vaddf(b, fmt, ap);
     va_end(ap);
     return st;
+}
+
+void oq_buf_appendf(char *buf, size_t n, size_t *used, const char *fmt, ...)
+{
+    if (*used >= n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *used, n - *used, fmt, ap);
+    va_end(ap);
+    if (k > 0) *used += (size_t)k;
 }
 
 char *oq_dynbuf_space(oq_dynbuf *b, size_t n)

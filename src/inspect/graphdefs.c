@@ -1,11 +1,11 @@
 /* Each value of a graph defined once, and no cycle (graphdefs-impl.h). ORT refuses neither a
  * Constant node shadowing an initializer of its name (it runs the node's value) nor, in every
  * path, a second producer: what ortqual read (a scale, a fused chain) was then not what ran. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "inspect/graphdefs-impl.h"
 
 /* What defines a value; the order sorts a node's definition after the others of its name. */
@@ -84,18 +84,6 @@ static long producer(const def *p, size_t n, const char *value)
     return d ? (long)d->index : -1;
 }
 
-/* fmt appended to buf[n] at *used, cut where it is full. */
-static void append(char *buf, size_t n, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void append(char *buf, size_t n, size_t *used, const char *fmt, ...)
-{
-    if (*used >= n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(buf + *used, n - *used, fmt, ap);
-    va_end(ap);
-    if (k > 0) *used += (size_t)k;
-}
-
 /* One cycle among the nodes Kahn's algorithm left (left[i]), in words: from a node left, its
  * inputs are followed back to a node left until one repeats, which is on a cycle. */
 static oq_status cycle_said(const Onnx__GraphProto *g, const def *p, size_t np, const unsigned char *left,
@@ -123,11 +111,11 @@ static oq_status cycle_said(const Onnx__GraphProto *g, const def *p, size_t np, 
     }
     char said[900] = "", a[300];
     size_t used = 0, hops = 0, start = cur;
-    append(said, sizeof said, &used, "%s", node_str(g, cur, a, sizeof a));
+    oq_buf_appendf(said, sizeof said, &used, "%s", node_str(g, cur, a, sizeof a));
     do { /* six hops at most: the line names a cycle, not all of a long one */
-        append(said, sizeof said, &used, "%s reads '%s' of ", hops ? ", which" : "", via[cur]);
+        oq_buf_appendf(said, sizeof said, &used, "%s reads '%s' of ", hops ? ", which" : "", via[cur]);
         cur = (size_t)from[cur];
-        append(said, sizeof said, &used, "%s", node_str(g, cur, a, sizeof a));
+        oq_buf_appendf(said, sizeof said, &used, "%s", node_str(g, cur, a, sizeof a));
         hops++;
     } while (cur != start && hops < 6);
     free(from), free(seen), free(via);
