@@ -182,22 +182,23 @@ static void each_route_judged(void **state)
 /* rid int64 [2] through 9 Casts to int32 ('c0'..'c8'), each to its Gather 'g0'..'g8' over 10 rows
  * but the last, over 3: every route is judged (the check kept 8 and left the ninth to ORT, which
  * failed the run at 'g8', while inspect said validate checks it). rid = {0, last}. */
-static oq_status nine_routes(int64_t last, char *msg, size_t cap)
+/* A graph named `name` with the input rid int64 [2]. */
+static oq_graph *rid_graph(const char *name)
 {
-    char *dir = temp_dir("idcast9"), model[512], npz[512];
-    snprintf(model, sizeof model, "%s/nine.onnx", dir);
-    snprintf(npz, sizeof npz, "%s/b.npz", dir);
     const oq_opset ops[] = {{"", 18}};
     oq_graph *g;
-    assert_int_equal(oq_graph_create(ops, 1, "nine", &g, NULL), OQ_OK);
+    assert_int_equal(oq_graph_create(ops, 1, name, &g, NULL), OQ_OK);
     const oq_dim d2[] = {OQ_DIM(2)};
     oq_graph_add_input(g, "rid", OQ_DTYPE_INT64, 1, d2);
-    char c[9][8], n[9][8]; /* (the graph holds the names until written) */
-    for (int i = 0; i < 9; i++) {
-        snprintf(c[i], sizeof c[i], "c%d", i);
-        snprintf(n[i], sizeof n[i], "g%d", i);
-        gather(g, n[i], cast(g, c[i], "rid", OQ_DTYPE_INT32), i == 8 ? 3 : 10, 2);
-    }
+    return g;
+}
+
+/* g written (and freed) in a temporary folder, then the batch rid = {0, last} checked against it. */
+static oq_status judge_rid(oq_graph *g, int64_t last, char *msg, size_t cap)
+{
+    char *dir = temp_dir("idcastrid"), model[512], npz[512];
+    snprintf(model, sizeof model, "%s/m.onnx", dir);
+    snprintf(npz, sizeof npz, "%s/b.npz", dir);
     assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
     oq_graph_free(g);
     const int64_t s2[] = {2};
@@ -210,6 +211,18 @@ static oq_status nine_routes(int64_t last, char *msg, size_t cap)
     oq_status st = check_batch_file(model, npz, msg, cap);
     remove_dir(dir);
     return st;
+}
+
+static oq_status nine_routes(int64_t last, char *msg, size_t cap)
+{
+    oq_graph *g = rid_graph("nine");
+    char c[9][8], n[9][8]; /* (the graph holds the names until written) */
+    for (int i = 0; i < 9; i++) {
+        snprintf(c[i], sizeof c[i], "c%d", i);
+        snprintf(n[i], sizeof n[i], "g%d", i);
+        gather(g, n[i], cast(g, c[i], "rid", OQ_DTYPE_INT32), i == 8 ? 3 : 10, 2);
+    }
+    return judge_rid(g, last, msg, cap);
 }
 
 static void ninth_route_judged(void **state)
@@ -228,14 +241,7 @@ static void ninth_route_judged(void **state)
  * checks the ids: ORT failed the run at the Gather). */
 static oq_status long_route(int hops, int64_t last, char *msg, size_t cap)
 {
-    char *dir = temp_dir("idcastlong"), model[512], npz[512];
-    snprintf(model, sizeof model, "%s/long.onnx", dir);
-    snprintf(npz, sizeof npz, "%s/b.npz", dir);
-    const oq_opset ops[] = {{"", 18}};
-    oq_graph *g;
-    assert_int_equal(oq_graph_create(ops, 1, "long", &g, NULL), OQ_OK);
-    const oq_dim d2[] = {OQ_DIM(2)};
-    oq_graph_add_input(g, "rid", OQ_DTYPE_INT64, 1, d2);
+    oq_graph *g = rid_graph("long");
     char(*name)[16] = calloc((size_t)hops, sizeof *name); /* (the graph holds the names until written) */
     assert_non_null(name);
     const char *prev = "rid";
@@ -246,18 +252,8 @@ static oq_status long_route(int hops, int64_t last, char *msg, size_t cap)
         prev = name[i];
     }
     gather(g, "deep", prev, 3, 2);
-    assert_int_equal(oq_graph_write(g, model, 1, NULL), OQ_OK);
-    oq_graph_free(g);
+    oq_status st = judge_rid(g, last, msg, cap);
     free(name);
-    const int64_t s2[] = {2};
-    oq_tensor *t;
-    assert_int_equal(oq_tensor_create(&t, OQ_DTYPE_INT64, 1, s2, "rid", NULL), OQ_OK);
-    ((int64_t *)t->data)[0] = 0;
-    ((int64_t *)t->data)[1] = last;
-    assert_int_equal(oq_npz_write(npz, 1, (const oq_tensor *const *)&t, 0, 1, NULL), OQ_OK);
-    oq_tensor_free(t);
-    oq_status st = check_batch_file(model, npz, msg, cap);
-    remove_dir(dir);
     return st;
 }
 
