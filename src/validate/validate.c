@@ -1391,6 +1391,11 @@ static oq_status check_ort_libs(run_ctx *c, oq_err *err)
         st = oq_worker_probe_ort(o->reference_ort_lib, c->ort[0].file, sizeof c->ort[0].file, err);
     if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "reference_ort_lib: ");
     if (!*file && (others || (ref && !o->reference_ort_lib))) loaded_here(o->ort_lib, file, sizeof c->ort[1].file);
+    /* named by their bytes here, once: the forked workers' evidence and saved outputs take the
+     * digest by the file's identity (oq_sha256_fd) instead of each reading the library again */
+    char sha[65];
+    for (int i = 0; i < 2; i++)
+        if (*c->ort[i].file) (void)oq_sha256_file(c->ort[i].file, sha, NULL);
     return others ? oq_validate_saved_self(o, file, err) : OQ_OK; /* outputs saved by the others' own session */
 }
 

@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -76,6 +80,71 @@ static void test_sha256_file(void **state)
     snprintf(path, sizeof path, "%s/none", dir);
     assert_int_equal(oq_sha256_file(path, hex, &err), OQ_ERR_IO);
     assert_non_null(strstr(err.msg, "none"));
+    remove_dir(dir);
+}
+
+static void write_pattern(const char *path, unsigned char *buf, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)((i * 2654435761u + seed) >> 13);
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(buf, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* A big file's digest is kept by its identity (a validation's workers took the ORT library's
+ * from their parent instead of reading 28 MB each): the same file is not read again, in this
+ * process or a forked one, and any change to it, even one that puts its mtime back, or a file
+ * changed just before its hash, is read again. */
+static void test_sha256_memo(void **state)
+{
+    (void)state;
+    enum { N = 2 << 20 };
+    char *dir = temp_dir("shamemo"), a[512], b[512], hex[65], want[65];
+    unsigned char *buf = malloc(N);
+    assert_non_null(buf);
+    snprintf(a, sizeof a, "%s/a.bin", dir);
+    snprintf(b, sizeof b, "%s/b.bin", dir);
+    write_pattern(a, buf, N, 1);
+    write_pattern(b, buf, N, 2);
+    write_pattern(a, buf, N, 1); /* buf holds a's bytes again */
+    oq_sha256_buf(buf, N, want);
+    assert_int_equal(oq_sha256_file(a, hex, NULL), OQ_OK); /* just written: read, not kept */
+    unsigned long h0 = oq_sha256_memo_hits();
+    assert_int_equal(oq_sha256_file(a, hex, NULL), OQ_OK);
+    assert_string_equal(hex, want);
+    assert_int_equal(oq_sha256_memo_hits(), h0);
+    sleep(3); /* settled: kept from the next read on */
+    assert_int_equal(oq_sha256_file(a, hex, NULL), OQ_OK);
+    assert_int_equal(oq_sha256_memo_hits(), h0);
+    assert_int_equal(oq_sha256_file(a, hex, NULL), OQ_OK);
+    assert_string_equal(hex, want);
+    assert_int_equal(oq_sha256_memo_hits(), h0 + 1);
+    pid_t pid = fork();
+    if (pid == 0) _exit(oq_sha256_file(a, hex, NULL) == OQ_OK && !strcmp(hex, want) && oq_sha256_memo_hits() == h0 + 2 ? 0 : 1);
+    int ws = 0;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    /* one byte changed in place, the size and mtime as they were: only ctime tells */
+    struct stat sb;
+    assert_int_equal(stat(a, &sb), 0);
+    int fd = open(a, O_WRONLY);
+    assert_true(fd >= 0);
+    buf[N / 2] ^= 0x5a;
+    assert_int_equal(pwrite(fd, buf + N / 2, 1, N / 2), 1);
+    struct timespec times[2] = {sb.st_atim, sb.st_mtim};
+    assert_int_equal(futimens(fd, times), 0);
+    close(fd);
+    oq_sha256_buf(buf, N, want);
+    assert_int_equal(oq_sha256_file(a, hex, NULL), OQ_OK);
+    assert_string_equal(hex, want);
+    /* another file renamed over it: another inode */
+    assert_int_equal(rename(b, a), 0);
+    write_pattern(b, buf, N, 2);
+    oq_sha256_buf(buf, N, want);
+    assert_int_equal(oq_sha256_file(a, hex, NULL), OQ_OK);
+    assert_string_equal(hex, want);
+    free(buf);
     remove_dir(dir);
 }
 
@@ -280,6 +349,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_sha256_paths_agree), cmocka_unit_test(test_sha256_file),
+        cmocka_unit_test(test_sha256_memo),
         cmocka_unit_test(test_npz_reproducible), cmocka_unit_test(test_shard_parse),
         cmocka_unit_test(test_slurm_scripts), cmocka_unit_test(test_shard_range),
         cmocka_unit_test(test_slurm_task), cmocka_unit_test(test_slurm_values),
