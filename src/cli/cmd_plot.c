@@ -25,9 +25,10 @@ static const char head[] =
     "speedup against sequence length, per batch/mask/heads group, and error_vs_runtime.\n"
     "Validate figures: error_<output> (|error| over all valid elements, a panel per\n"
     "configuration, with its tolerance and verdict), error_vs_ref_<output> (error\n"
-    "against |reference|), runtime_valid_size (latency per batch against valid tokens)\n"
-    "and placement (when recorded). The written files are printed. docs/plot.md\n"
-    "describes every figure.\n";
+    "against |reference|), runtime_valid_size (latency per batch against valid tokens;\n"
+    "where the configurations ran on several ONNX Runtime builds, each line names its\n"
+    "build: version and short SHA-256) and placement (when recorded). The written\n"
+    "files are printed. docs/plot.md describes every figure.\n";
 
 static const char foot[] =
     "\n"

@@ -379,8 +379,29 @@ static long long valid_size_of(const json_t *batches, const json_t *b)
     return -1;
 }
 
+/* A series' name: the configuration's, and where the summary's configurations ran on several
+ * ONNX Runtime builds (a merge of shards run on other libraries, replay's --reference-ort-lib)
+ * the build it ran on, "cpu:decomposed:fp32 (ORT 1.30.0, SHA-256 ffb75a925ba0)": their times are
+ * two builds', not one run's. A build without a hash is told by its library, as the builds are
+ * told apart (evidence.onnxruntime_builds); the C reference ran on none. */
+static const char *series_name(oq_arena *a, const json_t *builds, const json_t *cfg)
+{
+    const char *name = jstr(cfg, "name", "?");
+    size_t i, k;
+    json_t *b, *c;
+    if (json_array_size(builds) > 1)
+        json_array_foreach(builds, i, b) json_array_foreach(json_object_get(b, "configs"), k, c) {
+            if (!json_is_string(c) || strcmp(json_string_value(c), name)) continue;
+            const char *sha = jstr(b, "library_sha256", NULL);
+            return sha ? oq_arena_printf(a, "%s (ORT %s, SHA-256 %.12s)", name, jstr(b, "version", "?"), sha)
+                       : oq_arena_printf(a, "%s (ORT %s, %s)", name, jstr(b, "version", "?"), jstr(b, "library", "?"));
+        }
+    return oq_arena_strdup(a, name);
+}
+
 static oq_status runtime_figure(oq_figures *fl, const json_t *summary, oq_err *err)
 {
+    const json_t *builds = json_object_get(json_object_get(summary, "evidence"), "onnxruntime_builds");
     const json_t *configs = json_object_get(summary, "configs"), *batches = json_object_get(summary, "batches");
     size_t nc = json_array_size(configs);
     oq_plot_series *s = oq_arena_alloc(&fl->mem, (nc ? nc : 1) * sizeof *s);
@@ -411,8 +432,9 @@ static oq_status runtime_figure(oq_figures *fl, const json_t *summary, oq_err *e
             if (y[i] > 0) lo = fmin(lo, y[i]), hi = fmax(hi, y[i]);
         }
         int failed = config_failed(cfg);
-        s[c] = (oq_plot_series){oq_arena_strdup(&fl->mem, jstr(cfg, "name", "?")), k, x, y, (int)c + 1, .failed = failed,
+        s[c] = (oq_plot_series){series_name(&fl->mem, builds, cfg), k, x, y, (int)c + 1, .failed = failed,
                                 .note = failed ? "(FAILED)" : NULL};
+        if (!s[c].label) return OQ_NOMEM(err);
     }
     oq_plot_spec sp = {.kind = OQ_PLOT_LINES, .series = s, .nseries = nc, .logy = hi > 30 * lo,
                        .title = "Latency per batch against valid tokens",

@@ -266,6 +266,41 @@ static void test_validate_runtime_figure(void **state)
     json_decref(doc);
 }
 
+/* A summary whose configurations ran on two ONNX Runtime builds (a merged campaign's shards on
+ * other libraries, replay's --reference-ort-lib): the latency figure names each series' build,
+ * by version and the library's short SHA-256 (its path where it has none); the C reference,
+ * which ran on none, and every series of a run on one build keep their names. */
+static void test_runtime_figure_builds(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/pass.json");
+    json_t *builds = json_pack("[{s:s, s:s, s:s, s:[s]}, {s:s, s:s, s:n, s:[s]}]", "version", "1.29.0", "library",
+                               "/a/libonnxruntime.so", "library_sha256",
+                               "5715f06d9a3b0000000000000000000000000000000000000000000000000000", "configs",
+                               "cpu:decomposed:fp32", "version", "1.30.0", "library", "/b/libonnxruntime.so.1",
+                               "library_sha256", "configs", "cpu:attention24:fp16");
+    json_object_set_new(json_object_get(doc, "evidence"), "onnxruntime_builds", builds);
+    oq_figures *f = figures_of(doc, NULL);
+    const oq_plot_spec *sp = figure(f, "runtime_valid_size");
+    assert_int_equal(sp->nseries, 3);
+    series(sp, "ref:encoder:fp64");
+    series(sp, "cpu:decomposed:fp32 (ORT 1.29.0, SHA-256 5715f06d9a3b)");
+    series(sp, "cpu:attention24:fp16 (ORT 1.30.0, /b/libonnxruntime.so.1)");
+    char *svg = svg_of(sp);
+    assert_non_null(strstr(svg, "cpu:decomposed:fp32 (ORT 1.29.0, SHA-256 5715f06d9a3b)"));
+    free(svg);
+    oq_figures_free(f);
+    /* one build: the names alone */
+    json_array_remove(builds, 1);
+    json_array_append_new(json_object_get(json_array_get(builds, 0), "configs"), json_string("cpu:attention24:fp16"));
+    f = figures_of(doc, NULL);
+    sp = figure(f, "runtime_valid_size");
+    series(sp, "cpu:decomposed:fp32");
+    series(sp, "cpu:attention24:fp16");
+    oq_figures_free(f);
+    json_decref(doc);
+}
+
 static void test_validate_failed_figures(void **state)
 {
     (void)state;
@@ -1533,6 +1568,7 @@ int main(void)
         cmocka_unit_test(test_validate_error_figure),
         cmocka_unit_test(test_figure_names_unique),
         cmocka_unit_test(test_validate_runtime_figure),
+        cmocka_unit_test(test_runtime_figure_builds),
         cmocka_unit_test(test_validate_failed_figures),
         cmocka_unit_test(test_placement_figure),
         cmocka_unit_test(test_bench_summary_figures),
