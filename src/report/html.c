@@ -380,26 +380,87 @@ static void runtime_table(oq_sb *b, const json_t *ev, const json_t *builds)
     oq_sb_puts(b, "</table>\n");
 }
 
-static void devices_table(oq_sb *b, const json_t *ev)
+/* One worker's EP devices, a row each; an ONNX Runtime whose C API has none to ask for says why. */
+static void device_rows(oq_sb *b, const json_t *ort)
 {
-    const json_t *devs = json_object_get(json_object_get(ev, "ort"), "ep_devices");
-    const json_t *gpus = json_object_get(json_object_get(ev, "gpu"), "gpus");
+    const json_t *devs = json_object_get(ort, "ep_devices"), *why = json_object_get(ort, "ep_devices_unavailable");
     size_t i;
     json_t *d;
-    if (json_array_size(devs)) {
-        oq_sb_puts(b, "<h3>Execution providers and their devices</h3>\n<table><tr><th>provider</th><th>vendor</th>"
-                      "<th>hardware</th><th>device id</th><th>library</th></tr>\n");
-        json_array_foreach(devs, i, d) {
-            oq_sb_puts(b, "<tr><td>");
-            oq_sb_esc(b, oq_j_str(d, "ep_name", ""));
-            oq_sb_puts(b, "</td><td>");
-            oq_sb_esc(b, oq_j_str(d, "ep_vendor", ""));
-            oq_sb_puts(b, "</td><td>");
-            oq_sb_esc(b, oq_j_str(d, "hw_type", ""));
-            oq_sb_printf(b, "</td><td class=\"n\">%lld</td><td><code>", oq_j_int(d, "device_id"));
-            oq_sb_esc(b, oq_j_str(json_object_get(d, "ep_metadata"), "library_path", ""));
-            oq_sb_puts(b, "</code></td></tr>\n");
+    if (!json_array_size(devs)) {
+        oq_sb_puts(b, "<tr><td colspan=\"6\" class=\"muted\">");
+        oq_sb_esc(b, json_is_string(why) ? "not available: " : "none");
+        oq_sb_esc(b, json_string_value(why));
+        oq_sb_puts(b, "</td></tr>\n");
+    }
+    json_array_foreach(devs, i, d) {
+        const json_t *meta = json_object_get(d, "ep_metadata");
+        oq_sb_puts(b, "<tr><td>");
+        oq_sb_esc(b, oq_j_str(d, "ep_name", ""));
+        oq_sb_puts(b, "</td><td>");
+        oq_sb_esc(b, oq_j_str(d, "ep_vendor", ""));
+        oq_sb_puts(b, "</td><td>");
+        oq_sb_esc(b, oq_j_str(meta, "version", ""));
+        oq_sb_puts(b, "</td><td>");
+        oq_sb_esc(b, oq_j_str(d, "hw_type", ""));
+        oq_sb_printf(b, "</td><td class=\"n\">%lld</td><td><code>", oq_j_int(d, "device_id"));
+        oq_sb_esc(b, oq_j_str(meta, "library_path", ""));
+        oq_sb_puts(b, "</code></td></tr>\n");
+    }
+}
+
+static void devices_head(oq_sb *b)
+{
+    oq_sb_puts(b, "<h3 id=\"ep-devices\">Execution providers and their devices</h3>\n<table><tr><th>provider</th>"
+                  "<th>vendor</th><th>version</th><th>hardware</th><th>device id</th><th>library</th></tr>\n");
+}
+
+/* Each configuration's own EP devices, from its worker's evidence after its run (a shard on
+ * another ONNX Runtime build, or a worker that loaded an EP library, sees others than the first
+ * worker), under a row naming the configurations whose devices read the same; the C reference,
+ * which loads no ONNX Runtime, has none. */
+static void config_devices(oq_sb *b, const json_t *configs)
+{
+    size_t n = json_array_size(configs), i, k, any = 0;
+    char **rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows) b->failed = 1;
+    for (i = 0; rows && i < n; i++) {
+        const json_t *ort = json_object_get(json_object_get(json_array_get(configs, i), "evidence"), "ort");
+        oq_sb r = {0};
+        if (!json_is_object(ort)) continue;
+        device_rows(&r, ort);
+        b->failed |= !(rows[i] = oq_sb_take(&r, NULL));
+        any++;
+    }
+    if (any) devices_head(b);
+    for (i = 0; any && i < n; i++) {
+        if (!rows[i]) continue;
+        oq_sb_puts(b, "<tr class=\"device-group\"><th colspan=\"6\">");
+        for (k = i; k < n; k++) {
+            if (!rows[k] || strcmp(rows[k], rows[i])) continue;
+            oq_sb_escf(b, "%s%s", k > i ? ", " : "", oq_j_str(json_array_get(configs, k), "name", "?"));
+            if (k > i) { /* shown in this group */
+                free(rows[k]);
+                rows[k] = NULL;
+            }
         }
+        oq_sb_printf(b, "</th></tr>\n%s", rows[i]);
+        free(rows[i]);
+    }
+    if (any) oq_sb_puts(b, "</table>\n");
+    free(rows);
+}
+
+/* `configs` NULL: the devices of `ev` alone (a sweep's, a conformance run's). */
+static void devices_table(oq_sb *b, const json_t *ev, const json_t *configs)
+{
+    const json_t *ort = json_object_get(ev, "ort"), *gpus = json_object_get(json_object_get(ev, "gpu"), "gpus");
+    size_t i;
+    json_t *d;
+    if (configs) {
+        config_devices(b, configs);
+    } else if (json_array_size(json_object_get(ort, "ep_devices"))) {
+        devices_head(b);
+        device_rows(b, ort);
         oq_sb_puts(b, "</table>\n");
     }
     if (json_array_size(gpus)) {
@@ -508,7 +569,7 @@ void oq_html_environment(oq_sb *b, const json_t *ev, const json_t *configs, cons
     const json_t *main_ev = worker_ev ? worker_ev : ev;
     runtime_table(b, main_ev, builds);
     if (json_array_size(builds) > 1) builds_table(b, builds);
-    devices_table(b, main_ev);
+    devices_table(b, main_ev, worker_ev ? configs : NULL); /* each worker's own, where they have any */
     ort_env(b, json_object_get(main_ev, "ort_env"));
     if (json_array_size(configs)) {
         json_array_foreach(configs, i, c) {

@@ -589,6 +589,41 @@ static void test_report_html(void **state)
     json_decref(doc);
 }
 
+/* The EP devices table: each configuration's own (its worker's evidence), configurations whose
+ * devices read the same in one group under a row naming them; it was the first worker's alone,
+ * a shard on ONNX Runtime 1.30 shown with 1.29's CPU provider. */
+static void test_report_devices_per_config(void **state)
+{
+    (void)state;
+    json_t *doc = load(FIX "validate/pass.json");
+    char *html = html_of(doc);
+    const char *one = "<tr class=\"device-group\"><th colspan=\"6\">cpu:decomposed:fp32, cpu:attention24:fp16</th></tr>\n"
+                      "<tr><td>CPUExecutionProvider</td><td>Microsoft</td><td>1.29.0</td><td>cpu</td>";
+    assert_non_null(strstr(html, one));
+    assert_int_equal(count(html, "class=\"device-group\""), 1);
+    free(html);
+    json_t *c = json_array_get(json_object_get(doc, "configs"), 2), *dev;
+    assert_string_equal(json_string_value(json_object_get(c, "name")), "cpu:attention24:fp16");
+    dev = json_array_get(json_object_get(json_object_get(json_object_get(c, "evidence"), "ort"), "ep_devices"), 0);
+    json_object_set_new(json_object_get(dev, "ep_metadata"), "version", json_string("1.30.0"));
+    html = html_of(doc);
+    assert_int_equal(count(html, "class=\"device-group\""), 2);
+    assert_non_null(strstr(html, "<tr class=\"device-group\"><th colspan=\"6\">cpu:decomposed:fp32</th></tr>\n"
+                                 "<tr><td>CPUExecutionProvider</td><td>Microsoft</td><td>1.29.0</td>"));
+    assert_non_null(strstr(html, "<tr class=\"device-group\"><th colspan=\"6\">cpu:attention24:fp16</th></tr>\n"
+                                 "<tr><td>CPUExecutionProvider</td><td>Microsoft</td><td>1.30.0</td>"));
+    free(html);
+    /* an ONNX Runtime whose C API has no EP devices says why, in its own group */
+    json_object_set_new(json_object_get(json_object_get(c, "evidence"), "ort"), "ep_devices", json_null());
+    json_object_set_new(json_object_get(json_object_get(c, "evidence"), "ort"), "ep_devices_unavailable",
+                        json_string("EP devices need ORT C API 22"));
+    html = html_of(doc);
+    assert_non_null(strstr(html, "<tr class=\"device-group\"><th colspan=\"6\">cpu:attention24:fp16</th></tr>\n"
+                                 "<tr><td colspan=\"6\" class=\"muted\">not available: EP devices need ORT C API 22</td>"));
+    free(html);
+    json_decref(doc);
+}
+
 /* A group's shared cache: the other members who wrote the reference's entries, and each one's
  * spot check, are on the page as in the text output (summary.json's cache_writers). */
 static void test_report_cache_writers(void **state)
@@ -1576,6 +1611,7 @@ int main(void)
         cmocka_unit_test(test_bench_model_fixed_seq_batch_sweep),
         cmocka_unit_test(test_bench_model_two_dims),
         cmocka_unit_test(test_report_html),
+        cmocka_unit_test(test_report_devices_per_config),
         cmocka_unit_test(test_report_cache_writers),
         cmocka_unit_test(test_report_text_api),
         cmocka_unit_test(test_report_math_failures),
