@@ -74,7 +74,9 @@ extern "C" {
  *                   summed (medians); empty when not profiled or no such events
  *   dims            bench --model: the point, "name=value" joined with ';'; else empty
  *   seq_dim         bench --model: the dimension seq_len is the value of; else empty
- *   error           error message when status is not "ok", else empty
+ *   error           error message when status is not "ok", else empty; then (bench --model) each
+ *                   output that compared no value, "output 'y': not compared (its 4 valid elements
+ *                   are infinities the expected file holds too: inf_matched)", "; " between
  *   baseline        against --baseline (oq_bench_compare): "ok", "regressed", "untimed" or "new"
  *                   (oq_bench_match_name); empty without one, and for the reference's rows
  *   baseline_ratios new/old per limited statistic, "p50=1.02;p90=0.97"; empty where not compared

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/core-impl.h"
 #include "csv/csv-impl.h"
 #include "ortqual/bench.h"
 
+#include "ortqual/compare.h"
 #include "ortqual/csv.h"
 #include "status/args-impl.h"
 
@@ -88,8 +90,27 @@ static const oq_bench_row_ratio *entry_of(const oq_bench_comparison *c, size_t i
     return NULL;
 }
 
-static void write_col(oq_csv_writer *w, const oq_bench_row *r, const oq_bench_comparison *c,
-                      const oq_bench_row_ratio *e, int col)
+/* The row's error, then the outputs that compared no value (every valid element an infinity
+ * the expected file holds too), in the console's words: "output 'y': not compared (its 4 valid
+ * elements are infinities the expected file holds too: inf_matched)", "; " between. The row's
+ * max_abs_err leaves those outputs out (empty where no output compared a value), so without this
+ * the file gave a number or a blank for them. 0, or nonzero when out of memory. */
+static int write_error(oq_csv_writer *w, const oq_bench_row *r)
+{
+    oq_dynbuf text = {0};
+    int bad = oq_dynbuf_add(&text, r->error) != OQ_OK;
+    for (size_t k = 0; !bad && k < r->n_outputs; k++)
+        if (oq_bench_output_judged_nothing(&r->outputs[k]))
+            bad = oq_dynbuf_addf(&text, "%soutput '%s': " OQ_COMPARE_NOT_COMPARED_FMT, text.len ? "; " : "",
+                                 r->outputs[k].name, (long long)r->outputs[k].inf_matched, "the expected file") != OQ_OK;
+    if (!bad) oq_csv_write_str(w, text.buf ? text.buf : "");
+    oq_dynbuf_clear(&text);
+    return bad;
+}
+
+/* 0, or nonzero when out of memory. */
+static int write_col(oq_csv_writer *w, const oq_bench_row *r, const oq_bench_comparison *c,
+                     const oq_bench_row_ratio *e, int col)
 {
     char kernel[96], dims[1024];
     switch ((enum oq_bench_col)col) {
@@ -141,7 +162,7 @@ static void write_col(oq_csv_writer *w, const oq_bench_row *r, const oq_bench_co
         oq_csv_write_str(w, dims);
         break;
     case OQ_BENCH_COL_SEQ_DIM: oq_csv_write_str(w, r->seq_dim); break;
-    case OQ_BENCH_COL_ERROR: oq_csv_write_str(w, r->error); break;
+    case OQ_BENCH_COL_ERROR: return write_error(w, r);
     case OQ_BENCH_COL_BASELINE: oq_csv_write_str(w, e ? oq_bench_match_name(e->match) : NULL); break;
     case OQ_BENCH_COL_BASELINE_RATIOS:
         ratios_text(c, e, dims, sizeof dims);
@@ -149,12 +170,15 @@ static void write_col(oq_csv_writer *w, const oq_bench_row *r, const oq_bench_co
         break;
     default: oq_csv_write_empty(w); break;
     }
+    return 0;
 }
 
 static oq_status write_row(oq_csv_writer *w, const oq_bench_rows *rows, size_t i, oq_err *err)
 {
     const oq_bench_row_ratio *e = entry_of(rows->baseline, i);
-    for (int c = 0; c < OQ_BENCH_NCOLS; c++) write_col(w, &rows->rows[i], rows->baseline, e, c);
+    for (int c = 0; c < OQ_BENCH_NCOLS; c++)
+        if (write_col(w, &rows->rows[i], rows->baseline, e, c))
+            return oq_err_set(err, OQ_ERR_NOMEM, "out of memory (row %zu of the CSV)", i);
     return oq_csv_end_row(w, err);
 }
 

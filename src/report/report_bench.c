@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ortqual/compare.h"
 #include "report/report-impl.h"
 #include "status/terms-impl.h"
 
@@ -77,6 +78,30 @@ static void point_text(const json_t *dims, char *buf, size_t n)
     }
 }
 
+/* A --model row's outputs that compared no value (every valid element an infinity the expected
+ * file holds too: "compared": false), a row each under the point, in the console's words. */
+static void not_compared_rows(oq_sb *b, const json_t *r, int cols)
+{
+    size_t k;
+    json_t *o;
+    json_array_foreach(json_object_get(r, "outputs"), k, o) {
+        if (!json_is_false(json_object_get(o, "compared"))) continue;
+        oq_sb_printf(b, "<tr><td></td><td colspan=\"%d\" class=\"muted not-compared\">", cols);
+        oq_sb_escf(b, "output '%s': " OQ_COMPARE_NOT_COMPARED_FMT, oq_j_str(o, "output", "?"), oq_j_int(o, "inf_matched"),
+                   "the expected file");
+        oq_sb_puts(b, "</td></tr>\n");
+    }
+}
+
+/* Whether no output of a --model row compared a value: its max |error| is none, not a blank. */
+static int none_compared(const json_t *r)
+{
+    size_t k;
+    json_t *o;
+    json_array_foreach(json_object_get(r, "outputs"), k, o) if (!json_is_false(json_object_get(o, "compared"))) return 0;
+    return json_array_size(json_object_get(r, "outputs")) > 0;
+}
+
 /* bench --model: one row per point, the percentiles users look for. */
 static void model_rows_table(oq_sb *b, const json_t *results)
 {
@@ -101,9 +126,11 @@ static void model_rows_table(oq_sb *b, const json_t *results)
         cell_num(b, json_object_get(r, "first_run_ms"), 1);
         cell_num(b, json_object_get(r, "session_ms"), 1);
         cell_num(b, json_object_get(mem, "peak_rss_bytes"), 1.0 / 1048576);
-        cell_num(b, json_object_get(json_object_get(r, "accuracy"), "max_abs_err"), 1);
+        if (none_compared(r)) oq_sb_puts(b, "<td class=\"n muted not-compared\">not compared</td>");
+        else cell_num(b, json_object_get(json_object_get(r, "accuracy"), "max_abs_err"), 1);
         oq_sb_puts(b, "</tr>\n");
         error_row(b, r, st, 15);
+        not_compared_rows(b, r, 15);
     }
     oq_sb_puts_terms(b, "</table>\n<p class=\"muted\">Times per run over the timed runs (the first run and session "
                         "creation apart); error against the outputs given in opts.expected_path.</p>\n</section>\n");

@@ -12,6 +12,7 @@
 
 #include "bench/bench-impl.h"
 #include "ortqual/bench.h"
+#include "ortqual/csv.h"
 #include "ortqual/events.h"
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
@@ -355,6 +356,42 @@ static void test_verdict_of(void **state)
     assert_int_equal(v.exit_status, 1);
 }
 
+/* summary.csv's error column: a --model row's outputs that compared no value (every valid element
+ * an infinity the expected file holds too), in the console's words, after the row's own error;
+ * its max_abs_err is the compared outputs' (a number, or empty where none compared one). */
+static void test_csv_not_compared(void **state)
+{
+    (void)state;
+    oq_bench_row r[2] = {0};
+    oq_bench_output_check out[2] = {{.name = "y", .inf_matched = 4}, {.name = "z", .passed = 1}};
+    out[0].max_abs_err = out[0].max_rel_err = NAN;
+    oq_bench_rows rows = {.n = 2, .rows = r};
+    oq_err e = OQ_ERR_INIT;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(oq_bench_variant_parse("cpu:attention24:fp32", &r[i].variant, &e), OQ_OK);
+        r[i].outputs = out;
+        r[i].n_outputs = 2;
+    }
+    snprintf(r[1].error, sizeof r[1].error, "output 'w' is string: bench --model cannot read it");
+    r[1].status = OQ_BENCH_FAILED;
+    char *dir = temp_dir("csvnc"), path[512];
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    if (oq_bench_rows_write_csv(&rows, path, &e)) fail_msg("%s", e.msg);
+    oq_csv *t = NULL;
+    size_t col, mcol;
+    assert_int_equal(oq_csv_read(path, &t, &e), OQ_OK);
+    assert_true(oq_csv_find(t, "error", &col) && oq_csv_find(t, "max_abs_err", &mcol));
+    const char *note = "output 'y': not compared (its 4 valid elements are infinities the expected file holds too: "
+                       "inf_matched)";
+    assert_string_equal(oq_csv_get(t, 0, col), note);
+    assert_string_equal(oq_csv_get(t, 0, mcol), "0");
+    char both[OQ_ERR_MSG_MAX + 256];
+    snprintf(both, sizeof both, "%s; %s", r[1].error, note);
+    assert_string_equal(oq_csv_get(t, 1, col), both);
+    oq_csv_free(t);
+    remove_dir(dir);
+}
+
 /* A sweep row that ran is judged on its accuracy: over tolerance, NaN, Inf or nonzero padding
  * fails it, saying which; a row not compared (the reference skipped) or already failed stays. */
 static void test_judge_accuracy(void **state)
@@ -436,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_io_binding_names),
         cmocka_unit_test(test_classify_errors),
         cmocka_unit_test(test_verdict_of),
+        cmocka_unit_test(test_csv_not_compared),
         cmocka_unit_test(test_judge_accuracy),
         cmocka_unit_test(test_balanced_batch_of_one_is_padded),
     };
