@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # convert --fuse with two Where masks (PyTorch's causal mask and key padding, each a masked_fill):
 # one Attention whose bool attn_mask is the AND of their keep-masks (or, beside a bias, one float
-# mask), checked against the original by convert's check; a factor between them, a fill that
-# excludes nothing and a third Where refused, one line each, by inspect as by convert. Models:
-# lib/author_models.py.
+# mask), checked against the original by convert's check; a factor between them and a fill that
+# excludes nothing refused, one line each, by inspect as by convert (three Where masks, fused, and
+# --flash on them: e2e/convert_flashcausal). Models: lib/author_models.py.
 set -u
 . "$OQ_SOURCE_DIR/tests/e2e/lib/common.sh"
 e2e_start
@@ -51,5 +51,4 @@ refused() { # MODEL REASON
 }
 refused wheres_scaled "Mul 'Mul_w1' scales the scores between two mask terms \('keys' and 'causal'\)"
 refused wheres_weak "masked scores are filled with -1 \(the mask 'keys'\), which does not exclude a key"
-refused three_wheres "at most 2 Where masks are fused: Where 'Where_w0' masks the scores before the masks 'keys' and 'causal'"
 report
