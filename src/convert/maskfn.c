@@ -379,8 +379,8 @@ static int off_triangle(const Onnx__TensorProto *t, int64_t l, double lo, double
 {
     for (int64_t i = 0; i < l; i++)
         for (int64_t j = 0; j < l; j++) {
-            *x = NAN; /* side_value read every element already */
-            oq_gview_proto_elem(t, (size_t)(i * l + j), x);
+            *x = NAN;
+            oq_gview_proto_elem(t, (size_t)(i * l + j), x); /* side_value has read every one */
             if (*x != (j <= i ? lo : up)) {
                 *row = i, *col = j;
                 return 1;
@@ -409,7 +409,8 @@ static int triangle(ev *e, const char *name, mval *x)
         for (int i = 0; i + 2 < r; i++) strcat(ones, "1, "), strcat(zeros, "0, ");
         return fail(e, "'%s' is a constant [%s%lld, %lld] that is not a causal triangle (one value on and below the "
                     "diagonal, another above): element [%s%lld, %lld] is %g where the others %s the diagonal are %g",
-                    name, ones, (long long)l, (long long)l, zeros, (long long)row, (long long)col, off, col <= row ? "on and below" : "above", col <= row ? lo : up);
+                    name, ones, (long long)l, (long long)l, zeros, (long long)row, (long long)col, off,
+                    col <= row ? "on and below" : "above", col <= row ? lo : up);
     }
     const_val(x, up, oq_gview_elem_type(e->v, name));
     x->t[2] = x->t[3] = lo;
