@@ -56,6 +56,7 @@ typedef struct ev {
     char *why;
     size_t why_n;
     int budget; /* nodes left to evaluate: a graph that shares values could make it exponential */
+    cv_maskfn *fn;
 } ev;
 
 static int fail(ev *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -401,6 +402,9 @@ static int triangle(ev *e, const char *name, mval *x)
     if (r < 2 || r > OQ_SYM_MAX_RANK || !lead || l < 2 || t->dims[r - 2] != l || l > 8192 ||
         oq_gview_proto_numel(t) != (size_t)(l * l))
         return fail(e, "'%s' is a constant with different values", name);
+    if ((e->fn->default_input = oq_gview_default_input(e->v, name))) /* keep_initializers_as_inputs */
+        return fail(e, "'%s' is a graph input with a default (the initializer of its name): is_causal would fix that "
+                    "value and ignore a mask fed for it", name);
     double lo, up, off;
     if (!side_value(t, l, 1, &lo) || !side_value(t, l, 0, &up))
         return fail(e, "'%s' is a constant whose values are not read here (its element type or external data)", name);
@@ -537,7 +541,7 @@ static int only(const axis *a4, int at, int role, oq_symdim *size)
 int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input, oq_mask_polarity polarity,
                    cv_maskfn *fn, char *why, size_t why_n)
 {
-    ev e = {m, cv_view(m), cv_sym(m), mask_input, polarity == OQ_MASK_POLARITY_PAD, why, why_n, 4096};
+    ev e = {m, cv_view(m), cv_sym(m), mask_input, polarity == OQ_MASK_POLARITY_PAD, why, why_n, 4096, fn};
     mval x;
     *why = 0;
     memset(fn, 0, sizeof *fn);

@@ -158,7 +158,10 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
     else bad = dims_mismatch(m, &fn, input_at(n, IN_Q), input_at(n, IN_K), why, sizeof why);
     if (bad) {
         c->r->refused++;
-        if (!fn.inverted) cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s", mask, bad);
+        if (fn.default_input) /* a weight declared an input: the caller can say so, as for the fuse */
+            cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s; if it is a constant, not a "
+                    "value to feed, freeze '%s' makes it one", mask, bad, fn.default_input);
+        else if (!fn.inverted) cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s", mask, bad);
         else if (c->polarity == OQ_MASK_POLARITY_PAD)
             cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s; a mask whose 1 marks a valid "
                     "key is read with mask_polarity keep", mask, bad);

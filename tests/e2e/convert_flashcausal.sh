@@ -11,9 +11,9 @@ e2e_start
 (cd "$OQ_SOURCE_DIR/tests/e2e/lib" && $PY author_models.py "$T") || fail "author_models.py"
 
 # main: "attn_mask 'attn_keep_both': 'causal' is a constant with different values", exit 1, nothing written
-flash() { # MODEL: written under --flash, is_causal = 1 alone, every generated batch PASS (convert
-    # --json), and inspect --json of the output says it: one Attention, is_causal=1, Q K V only
-    $Q convert $1.onnx -o $1_f.onnx --flash --seq-axis y=2,batch=0 --json >$1.json 2>$1.err
+flash() { # MODEL [ARG...]: written under --flash, is_causal = 1 alone, every generated batch PASS
+    # (convert --json), and inspect --json of the output says it: one Attention, is_causal=1, Q K V only
+    $Q convert $1.onnx -o $1_f.onnx --flash --seq-axis y=2,batch=0 --json "${@:2}" >$1.json 2>$1.err
     $Q inspect --json $1_f.onnx >$1_i.json 2>>$1.err
     $PY - $1.json $1_i.json <<'PYEOF' && ok "$1: is_causal = 1 alone, checked, said by inspect" || bad "$1: $(cat $1.err)"
 import json, sys
@@ -34,6 +34,7 @@ flash two_fills       # masked_fill's order: its condition the triangle's negati
 flash causal_add      # s + causal_add (0/-inf [1, 1, 4, 4]), then Where(keys, s, -inf)
 flash three_causal    # three Where masks: causal, keys, and masked_fill of the triangle's negation
 flash sliced_causal   # a [1, 1, 32, 32] triangle cut to L (dynamic; 16 and 7 generated) by two Slices
+flash kiai_causal --freeze causal # the triangle a graph input with a default, declared a constant
 # in float32 (--fuse --mask-to-seqlen, no fp16 cast) is_causal is the triangle's function: a tenth of
 # fp32's tolerance (the outputs match bit for bit: max_abs=0 on the dev VM)
 for m in two_wheres sliced_causal; do
@@ -43,13 +44,14 @@ done
 # refused, one line naming the element or the node; exit 1, nothing written
 refused() { # MODEL REASON: the plan's line, exit 1, nothing written
     expect 1 "mask-to-seqlen +refused +attention: attn_mask '[^']+': $2" \
-        $Q convert $1.onnx -o $1_f.onnx --flash --seq-axis y=2,batch=0
-    [ -e $1_f.onnx ] && bad "$1: $1_f.onnx written" || ok "$1: nothing written"
+        $Q convert $1.onnx -o $1_r.onnx --flash --seq-axis y=2,batch=0
+    [ -e $1_r.onnx ] && bad "$1: $1_r.onnx written" || ok "$1: nothing written"
 }
 refused near_causal "'near' is a constant \[4, 4\] that is not a causal triangle \(one value on and below the diagonal, another above\): element \[1, 3\] is 1 where the others above the diagonal are 0"
 refused three_wheres "'window' is a constant \[4, 4\] that is not a causal triangle .*: element \[3, 0\] is 0 where the others on and below the diagonal are 1"
 refused offset_causal "Slice 'Slice_rows' cuts mask axis 2 at an offset or a step \(only a block from position 0, the upper-left one of a causal triangle, is read\)"
 refused fixed_causal "And '[^']+' combines mask operands whose axes do not line up: axis 3 is L in one and 4 in the other"
+refused kiai_causal "'causal' is a graph input with a default \(the initializer of its name\): is_causal would fix that value and ignore a mask fed for it; if it is a constant, not a value to feed, --freeze 'causal' makes it one"
 refused fixed_causal1 "the causal mask is 4 positions square, cannot show that it is the sequence length L of Q and K"
 # --allow-refused writes the fused model with its bool attn_mask, checked
 expect 0 "batch 1 vs reference +y: PASS" $Q convert near_causal.onnx -o near_f.onnx --flash --allow-refused --seq-axis y=2,batch=0

@@ -167,6 +167,9 @@ def sliced(start, name):
 
 sliced("zero", "sliced_causal")
 sliced("one", "offset_causal")
+# the triangle also a graph input (keep_initializers_as_inputs): a caller may feed another mask
+save("kiai_causal", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1)), QKV2 + PAD + [valinfo("causal", [L, L], BOOL)],
+                          [Y2], INITS))
 # a triangle of 4 on a model of any length L: not the sequence's, refused (with key padding beside
 # it, and alone)
 save("fixed_causal", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1)), QKVL + PADL, [YL], INITS))
