@@ -442,8 +442,8 @@ static int slice(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
                                             ns != (size_t)n)))
         return fail(e, "Slice '%s' with starts, ends, axes or steps that cannot be worked out", p->name);
     for (int i = 0; i < n; i++) {
-        int64_t a = na ? (axes[i] < 0 ? axes[i] + x->rank : axes[i]) : i;
-        if (a < 0 || a >= x->rank) return fail(e, "Slice '%s': axis %lld out of range", p->name, (long long)axes[i]);
+        int64_t given = na ? axes[i] : i, a = given < 0 ? given + x->rank : given;
+        if (a < 0 || a >= x->rank) return fail(e, "Slice '%s': axis %lld out of range", p->name, (long long)given);
         axis *ax = &x->ax[a];
         if ((ns && steps[i] != 1) || !oq_symdim_eq(st[i], oq_symdim_const(0)))
             return fail(e, "Slice '%s' cuts mask axis %lld at an offset or a step (only a block from position 0, "
