@@ -196,10 +196,10 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_FLAG("fuse", &a->fuse,
                     "each decomposed softmax(scale*Q@K^T + mask)@V chain -> one Attention\n"
                     "(a bias beside the mask, or two additive terms, summed into one float\n"
-                    "attn_mask: no flash form; two Where masks, e.g. causal and key padding,\n"
-                    "become one bool attn_mask, their AND; chains that are not attention, e.g. a\n"
-                    "softmax over the query axis, are left alone; 'ortqual inspect' shows\n"
-                    "which chains qualify)"),
+                    "attn_mask: no flash form; several Where masks, e.g. causal and key\n"
+                    "padding, become one bool attn_mask, their AND; chains that are not\n"
+                    "attention, e.g. a softmax over the query axis, are left alone;\n"
+                    "'ortqual inspect' shows which chains qualify)"),
         OQ_OPT_LIST("freeze", "all|NAME[,NAME...]", &a->freeze,
                     "graph inputs that are weights (keep_initializers_as_inputs=True\n"
                     "exports each weight as an input whose initializer is its default)\n"
@@ -209,10 +209,12 @@ static int parse(struct convert_args *a, int argc, char **argv)
                     "'freeze' line lists them"),
         OQ_OPT_FLAG("mask-to-seqlen", &a->seqlen,
                     "an attn_mask that is the key padding of a [B,L] input ->\n"
-                    "nonpad_kv_seqlen = ReduceSum(mask) (Attention-24); a causal mask ->\n"
-                    "is_causal=1; causal AND key padding -> is_causal=1 alone. Exact for\n"
-                    "valid-prefix masks: the model records that contract in its metadata\n"
-                    "(ortqual.mask_contract) and validate and replay enforce it"),
+                    "nonpad_kv_seqlen = ReduceSum(mask) (Attention-24); a causal mask (a\n"
+                    "Trilu, or a constant lower triangle of the sequence's length, sliced\n"
+                    "from 0 or not) -> is_causal=1; causal AND key padding -> is_causal=1\n"
+                    "alone. Exact for valid-prefix masks: the model records that contract\n"
+                    "in its metadata (ortqual.mask_contract) and validate and replay\n"
+                    "enforce it"),
         OQ_OPT_FLAG("expand-mask", &a->expand, "a broadcast attn_mask [..,1,L] -> [..,Lq,L], which ORT requires"),
         OQ_OPT_STRING("attention-dtype", "fp16|bf16", &a->dtype,
                       "Q, K, V cast before each Attention, the output back; the\n"

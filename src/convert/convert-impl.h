@@ -178,6 +178,7 @@ typedef struct cv_maskfn {
     const char *input;   /* the mask input (padding kinds) */
     oq_symdim batch, keys, causal; /* sizes: the input's B and L, the causal square's side */
     int inverted;        /* refused because the mask reads the input with the other polarity */
+    const char *default_input; /* refused because a causal triangle is this graph input's default */
 } cv_maskfn;
 
 /* Work out the function of `mask` (an attn_mask, bool or additive; NULL: none) combined

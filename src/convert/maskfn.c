@@ -2,7 +2,8 @@
  *
  * Each tensor of the mask's computation is described by
  *   - a truth table: its value for each combination of two atoms, P ("key k is
- *     a valid position of the [B, L] mask input") and C ("k <= q", from Trilu);
+ *     a valid position of the [B, L] mask input") and C ("k <= q", from Trilu or
+ *     a constant [L, L] lower triangle, sliced from position 0 or not);
  *     the input itself is 1 where P holds and 0 elsewhere (read with 1 = padding,
  *     PyTorch's key_padding_mask: 0 where P holds and 1 elsewhere), which is
  *     exactly what the valid-prefix contract lets it hold;
@@ -55,6 +56,7 @@ typedef struct ev {
     char *why;
     size_t why_n;
     int budget; /* nodes left to evaluate: a graph that shares values could make it exponential */
+    cv_maskfn *fn;
 } ev;
 
 static int fail(ev *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -117,8 +119,18 @@ static int roles_agree(const mval *a, const mval *b, int r)
     return 1;
 }
 
-/* Broadcast the layouts of a and b into out (truth table untouched). */
-static int broadcast(ev *e, const mval *a, const mval *b, mval *out)
+/* Operands of node p whose axis j differ in size (a constant causal triangle of one length
+ * against a key padding of another): named with both sizes. */
+static int misaligned(ev *e, const Onnx__NodeProto *p, const axis *a, const axis *b, int j)
+{
+    char x[64], y[64];
+    return fail(e, "%s '%s' combines mask operands whose axes do not line up: axis %d is %s in one and %s in the "
+                "other", p->op_type, p->name, j, oq_symdim_str(e->sc, axis_size(a), x, sizeof x),
+                oq_symdim_str(e->sc, axis_size(b), y, sizeof y));
+}
+
+/* Broadcast the layouts of a and b, operands of node p, into out (truth table untouched). */
+static int broadcast(ev *e, const Onnx__NodeProto *p, const mval *a, const mval *b, mval *out)
 {
     int r = a->rank > b->rank ? a->rank : b->rank;
     out->rank = r;
@@ -136,7 +148,7 @@ static int broadcast(ev *e, const mval *a, const mval *b, mval *out)
             /* copies of one value line up with any axis of the same size */
             if (is_copy(xa) && oq_symdim_eq(axis_size(xa), axis_size(xb))) xa = NULL;
             else if (is_copy(xb) && oq_symdim_eq(axis_size(xa), axis_size(xb))) xb = NULL;
-            else return fail(e, "mask operands whose axes do not line up");
+            else return misaligned(e, p, xa, xb, j);
         }
         out->ax[j] = xa && xa->n ? *xa : xb ? *xb : (axis){0};
     }
@@ -212,7 +224,7 @@ static double arith(const char *op, double a, double b)
 static int binary(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
 {
     mval a, b;
-    if (eval(e, p->input[0], &a, depth + 1) || eval(e, p->input[1], &b, depth + 1) || broadcast(e, &a, &b, x))
+    if (eval(e, p->input[0], &a, depth + 1) || eval(e, p->input[1], &b, depth + 1) || broadcast(e, p, &a, &b, x))
         return 1;
     for (int i = 0; i < 4; i++) x->t[i] = arith(p->op_type, a.t[i], b.t[i]);
     x->elem = oq_node_is(p, "And") || oq_node_is(p, "Or") ? ONNX__TENSOR_PROTO__DATA_TYPE__BOOL : a.elem;
@@ -223,7 +235,7 @@ static int where(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
 {
     mval c, a, b, ab;
     if (eval(e, p->input[0], &c, depth + 1) || eval(e, p->input[1], &a, depth + 1) ||
-        eval(e, p->input[2], &b, depth + 1) || broadcast(e, &a, &b, &ab) || broadcast(e, &c, &ab, x))
+        eval(e, p->input[2], &b, depth + 1) || broadcast(e, p, &a, &b, &ab) || broadcast(e, p, &c, &ab, x))
         return 1;
     for (int i = 0; i < 4; i++) x->t[i] = c.t[i] != 0 ? a.t[i] : b.t[i];
     x->elem = a.elem ? a.elem : b.elem;
@@ -322,7 +334,7 @@ static int expand(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
             b.ax[j] = a.ax[ja];
         }
     }
-    if (broadcast(e, &a, &b, x)) return 1;
+    if (broadcast(e, p, &a, &b, x)) return 1;
     memcpy(x->t, a.t, sizeof x->t);
     x->elem = a.elem;
     return 0;
@@ -343,6 +355,113 @@ static int trilu(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
     x->ax[a.rank - 2].f[0].kind = F_Q;
     x->ax[a.rank - 1].f[0].kind = F_CK;
     x->t[0] = x->t[1] = 0; /* above the diagonal (C false): zero */
+    return 0;
+}
+
+/* The value most elements of one side of the diagonal hold (the lower side, k <= q, or the upper):
+ * the majority by Boyer-Moore's vote, which a triangle one element off still has. */
+static int side_value(const Onnx__TensorProto *t, int64_t l, int lower, double *out)
+{
+    int64_t votes = 0;
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t j = lower ? 0 : i + 1; j < (lower ? i + 1 : l); j++) {
+            double x;
+            if (!oq_gview_proto_elem(t, (size_t)(i * l + j), &x)) return 0;
+            if (!votes) *out = x;
+            votes += x == *out ? 1 : -1;
+        }
+    return 1;
+}
+
+/* The first element of the [.., l, l] constant t off its triangle (not `lo` on and below the
+ * diagonal, or not `up` above it): 1 with its row, column and value, else 0. */
+static int off_triangle(const Onnx__TensorProto *t, int64_t l, double lo, double up, int64_t *row, int64_t *col,
+                        double *x)
+{
+    for (int64_t i = 0; i < l; i++)
+        for (int64_t j = 0; j < l; j++) {
+            *x = NAN;
+            oq_gview_proto_elem(t, (size_t)(i * l + j), x); /* side_value has read every one */
+            if (*x != (j <= i ? lo : up)) {
+                *row = i, *col = j;
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* A constant [.., L, L] (leading axes 1) of one value on and below the diagonal (k <= q) and another
+ * above it: the causal pattern over C, as Trilu's lower triangle (a bool keep-mask, a 0/-inf
+ * additive one, or masked_fill's condition, its negation). An element off the triangle is named. */
+static int triangle(ev *e, const char *name, mval *x)
+{
+    const Onnx__TensorProto *t = oq_gview_const_proto(e->v, name);
+    int r = t ? (int)t->n_dims : 0, lead = 1;
+    int64_t l = r >= 2 ? t->dims[r - 1] : 0, row, col;
+    for (int i = 0; i + 2 < r; i++) lead &= t->dims[i] == 1;
+    if (r < 2 || r > OQ_SYM_MAX_RANK || !lead || l < 2 || t->dims[r - 2] != l || l > 8192 ||
+        oq_gview_proto_numel(t) != (size_t)(l * l))
+        return fail(e, "'%s' is a constant with different values", name);
+    if ((e->fn->default_input = oq_gview_default_input(e->v, name))) /* keep_initializers_as_inputs */
+        return fail(e, "'%s' is a graph input with a default (the initializer of its name): is_causal would fix that "
+                    "value and ignore a mask fed for it", name);
+    double lo, up, off;
+    if (!side_value(t, l, 1, &lo) || !side_value(t, l, 0, &up))
+        return fail(e, "'%s' is a constant whose values are not read here (its element type or external data)", name);
+    if (off_triangle(t, l, lo, up, &row, &col, &off)) {
+        char ones[32] = "", zeros[32] = ""; /* the leading axes of shape and position */
+        for (int i = 0; i + 2 < r; i++) strcat(ones, "1, "), strcat(zeros, "0, ");
+        return fail(e, "'%s' is a constant [%s%lld, %lld] that is not a causal triangle (one value on and below the "
+                    "diagonal, another above): element [%s%lld, %lld] is %g where the others %s the diagonal are %g",
+                    name, ones, (long long)l, (long long)l, zeros, (long long)row, (long long)col, off,
+                    col <= row ? "on and below" : "above", col <= row ? lo : up);
+    }
+    const_val(x, up, oq_gview_elem_type(e->v, name));
+    x->t[2] = x->t[3] = lo;
+    x->rank = r;
+    x->ax[r - 2] = (axis){1, {{lo != up ? F_Q : 0, oq_symdim_const(l)}}};
+    x->ax[r - 1] = (axis){1, {{lo != up ? F_CK : 0, oq_symdim_const(l)}}};
+    return 0;
+}
+
+/* The upper-left block of a causal pattern, cut by Slice from position 0 along its query or key
+ * axis (PyTorch's bias[:, :, :L, :L] of a triangle made for a longer maximum), is one too. An
+ * end beyond the constant's size is the original model's own failure (its mask would not
+ * broadcast to the scores), so a symbolic end is taken as the size. Anything else is refused. */
+static int slice(ev *e, const Onnx__NodeProto *p, mval *x, int depth)
+{
+    oq_symdim st[OQ_SYM_MAX_RANK], en[OQ_SYM_MAX_RANK];
+    int64_t axes[OQ_SYM_MAX_RANK], steps[OQ_SYM_MAX_RANK];
+    size_t na = 0, ns = 0;
+    if (eval(e, p->input[0], x, depth + 1)) return 1;
+    int n = p->n_input >= 3 ? oq_sym_vec(e->sc, p->input[1], st, OQ_SYM_MAX_RANK) : -1;
+    if (n < 0 || oq_sym_vec(e->sc, p->input[2], en, OQ_SYM_MAX_RANK) != n ||
+        (p->n_input > 3 && *p->input[3] && (!oq_gview_const_ints(e->v, p->input[3], axes, OQ_SYM_MAX_RANK, &na) ||
+                                            na != (size_t)n)) ||
+        (p->n_input > 4 && *p->input[4] && (!oq_gview_const_ints(e->v, p->input[4], steps, OQ_SYM_MAX_RANK, &ns) ||
+                                            ns != (size_t)n)))
+        return fail(e, "Slice '%s' with starts, ends, axes or steps that cannot be worked out", p->name);
+    for (int i = 0; i < n; i++) {
+        int64_t given = na ? axes[i] : i, a = given < 0 ? given + x->rank : given;
+        if (a < 0 || a >= x->rank) return fail(e, "Slice '%s': axis %lld out of range", p->name, (long long)given);
+        axis *ax = &x->ax[a];
+        if ((ns && steps[i] != 1) || !oq_symdim_eq(st[i], oq_symdim_const(0)))
+            return fail(e, "Slice '%s' cuts mask axis %lld at an offset or a step (only a block from position 0, "
+                        "the upper-left one of a causal triangle, is read)", p->name, (long long)a);
+        if (!ax->n) continue; /* a unit axis from 0 keeps its element */
+        if (ax->n != 1 || !(ax->f[0].kind & (F_Q | F_CK)) || (ax->f[0].kind & (F_B | F_K)))
+            return fail(e, "Slice '%s' cuts mask axis %lld, which is not the causal triangle's query or key axis",
+                        p->name, (long long)a);
+        if (en[i].n) { /* a symbolic end: the sequence length */
+            ax->f[0].size = en[i];
+            continue;
+        }
+        int64_t s = ax->f[0].size.n == 0 ? ax->f[0].size.coef : -1;
+        int64_t c = en[i].coef < 0 && s > 0 ? en[i].coef + s : en[i].coef; /* counted from the back */
+        if (!oq_symdim_known(en[i]) || s < 0 || c <= 0)
+            return fail(e, "Slice '%s' cuts mask axis %lld to an end that cannot be worked out", p->name, (long long)a);
+        if (c < s) ax->f[0].size = oq_symdim_const(c);
+    }
     return 0;
 }
 
@@ -375,7 +494,7 @@ static int eval_op(ev *e, const char *name, mval *x, int depth)
     const Onnx__NodeProto *p = oq_gview_producer(e->v, name, NULL);
     int32_t elem = oq_gview_elem_type(e->v, name);
     if (!p || oq_node_is(p, "Constant")) {
-        if (!oq_gview_const_scalar(e->v, name, &c)) return fail(e, "'%s' is a constant with different values", name);
+        if (!oq_gview_const_scalar(e->v, name, &c)) return triangle(e, name, x);
         const_val(x, c, elem);
         return copies(e, d, oq_sym_shape(e->sc, name, d, OQ_SYM_MAX_RANK), x);
     }
@@ -401,6 +520,7 @@ static int eval_op(ev *e, const char *name, mval *x, int depth)
     if (oq_node_is(p, "Reshape")) return reshape(e, p, x, depth);
     if (oq_node_is(p, "Expand")) return expand(e, p, x, depth);
     if (oq_node_is(p, "Trilu")) return trilu(e, p, x, depth);
+    if (oq_node_is(p, "Slice")) return slice(e, p, x, depth);
     if (oq_node_is(p, "ConstantOfShape") && oq_gview_const_scalar(e->v, name, &c)) {
         const_val(x, c, elem);
         return copies(e, d, oq_sym_vec(e->sc, p->input[0], d, OQ_SYM_MAX_RANK), x);
@@ -421,7 +541,7 @@ static int only(const axis *a4, int at, int role, oq_symdim *size)
 int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input, oq_mask_polarity polarity,
                    cv_maskfn *fn, char *why, size_t why_n)
 {
-    ev e = {m, cv_view(m), cv_sym(m), mask_input, polarity == OQ_MASK_POLARITY_PAD, why, why_n, 4096};
+    ev e = {m, cv_view(m), cv_sym(m), mask_input, polarity == OQ_MASK_POLARITY_PAD, why, why_n, 4096, fn};
     mval x;
     *why = 0;
     memset(fn, 0, sizeof *fn);

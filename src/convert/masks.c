@@ -98,10 +98,17 @@ static const char *dims_mismatch(cv_model *m, const cv_maskfn *fn, const char *q
                  dim_str(m, qb, b));
         return why;
     }
-    if ((fn->kind == CV_MASK_CAUSAL || fn->kind == CV_MASK_CAUSAL_PADDING) &&
-        (!oq_symdim_eq(ql, kl) || (oq_symdim_known(fn->causal) && !oq_symdim_eq(fn->causal, kl)))) {
+    int causal = fn->kind == CV_MASK_CAUSAL || fn->kind == CV_MASK_CAUSAL_PADDING;
+    if (causal && !oq_symdim_eq(ql, kl)) {
         snprintf(why, n, "the causal mask is not square over Q's %s and K's %s positions", dim_str(m, ql, a),
                  dim_str(m, kl, b));
+        return why;
+    }
+    /* is_causal's triangle is upper-left over the sequence: one of another size is not it */
+    if (causal && oq_symdim_known(fn->causal) && !oq_symdim_eq(fn->causal, kl)) {
+        snprintf(why, n, "the causal mask is %s positions square, cannot show that it is the sequence length %s of Q "
+                 "and K (a constant triangle made for one length is sliced to the sequence, as PyTorch's "
+                 "bias[:, :, :L, :L])", dim_str(m, fn->causal, a), dim_str(m, kl, b));
         return why;
     }
     return NULL;
@@ -151,7 +158,10 @@ static void to_seqlen(cv_ctx *c, cv_model *m, size_t i, seqlens *cache)
     else bad = dims_mismatch(m, &fn, input_at(n, IN_Q), input_at(n, IN_K), why, sizeof why);
     if (bad) {
         c->r->refused++;
-        if (!fn.inverted) cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s", mask, bad);
+        if (fn.default_input) /* a weight declared an input: the caller can say so, as for the fuse */
+            cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s; if it is a constant, not a "
+                    "value to feed, freeze '%s' makes it one", mask, bad, fn.default_input);
+        else if (!fn.inverted) cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s", mask, bad);
         else if (c->polarity == OQ_MASK_POLARITY_PAD)
             cv_step(c->r, "mask-to-seqlen", n->name, "refused", "attn_mask '%s': %s; a mask whose 1 marks a valid "
                     "key is read with mask_polarity keep", mask, bad);

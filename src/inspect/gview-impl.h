@@ -60,6 +60,10 @@ const char *oq_gview_default_input(const oq_gview *v, const char *value);
 /* The tensor behind a constant `value`: its initializer or its Constant node's `value`, else
  * NULL (its bytes may be absent: a large initializer of a lean read, external data). */
 const Onnx__TensorProto *oq_gview_const_proto(const oq_gview *v, const char *value);
+/* A TensorProto's element count ((size_t)-1 for a negative or overflowing dim), and its element i
+ * as a double: 1, or 0 when its type or layout is not one read here (external data, bfloat16...). */
+size_t oq_gview_proto_numel(const Onnx__TensorProto *t);
+int oq_gview_proto_elem(const Onnx__TensorProto *t, size_t i, double *out);
 /* A constant int64/int32 tensor of at most `cap` elements (initializer or
  * Constant node): 1 with the values and count, else 0. */
 int oq_gview_const_ints(const oq_gview *v, const char *value, int64_t *out, size_t cap, size_t *n);

@@ -357,6 +357,16 @@ const Onnx__TensorProto *oq_gview_const_proto(const oq_gview *v, const char *val
     return const_proto(v, value_name);
 }
 
+size_t oq_gview_proto_numel(const Onnx__TensorProto *t)
+{
+    return proto_numel(t);
+}
+
+int oq_gview_proto_elem(const Onnx__TensorProto *t, size_t i, double *out)
+{
+    return proto_elem(t, i, out);
+}
+
 int oq_gview_const_ints(const oq_gview *v, const char *value_name, int64_t *out, size_t cap, size_t *n)
 {
     const Onnx__TensorProto *t = const_proto(v, value_name);

@@ -52,9 +52,12 @@ typedef enum oq_sdpa_mask {
 
 /* Additive terms on the scores a fused mask sums (a bias, a mask, ...). */
 #define OQ_SDPA_TERMS_MAX 4
+/* Nodes on the score chain between the score product and the softmax, at most. */
+#define OQ_SDPA_CHAIN_MAX 8
 /* Where masks on the scores (PyTorch's key padding and causal mask, each a masked_fill): their
- * keep-masks are one mask, the logical AND, since each fill excludes its keys. */
-#define OQ_SDPA_WHERES_MAX 2
+ * keep-masks are one mask, the logical AND, since each fill excludes its keys. Any number: every
+ * node of the chain may be one. */
+#define OQ_SDPA_WHERES_MAX OQ_SDPA_CHAIN_MAX
 
 /* One Where mask: Where(cond, scores, fill) (KEEP) or Where(cond, fill, scores) (DROP). */
 typedef struct oq_sdpa_where {

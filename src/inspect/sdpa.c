@@ -268,7 +268,7 @@ static int refuse_score_op(const oq_gview *v, oq_sdpa_match *m, const Onnx__Node
                       "(Attention's scale is one number)", op_name(p), node_name(p), other,
                       shape_text(t, dims, sizeof dims));
     return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' between the score product and the softmax: only positive "
-                  "constant scalar scales, additive terms (Add) and up to two Where masks are fused there", op_name(p),
+                  "constant scalar scales, additive terms (Add) and Where masks are fused there", op_name(p),
                   node_name(p));
 }
 
@@ -312,14 +312,11 @@ static int broadcasts_to_scores(oq_symctx *sc, oq_sdpa_match *m, const Onnx__Nod
                   x, sym_text(sc, d, r, dt, sizeof dt), sym_text(sc, s, rs, st, sizeof st));
 }
 
-/* One more Where mask at node p (`path`: the input the scores come in by). Two are one mask, the
- * AND of their keep-masks, since each fill excludes the keys it masks; a third is not taken. */
+/* One more Where mask at node p (`path`: the input the scores come in by). Several are one mask,
+ * the AND of their keep-masks, since each fill excludes the keys it masks (the chain's length
+ * bounds their number: OQ_SDPA_WHERES_MAX is OQ_SDPA_CHAIN_MAX). */
 static int add_where(const oq_gview *v, oq_sdpa_match *m, const Onnx__NodeProto *p, int path)
 {
-    if (m->n_wheres == OQ_SDPA_WHERES_MAX)
-        return refuse(m, OQ_SDPA_UNSUPPORTED, "at most %d Where masks are fused: Where '%s' masks the scores before "
-                      "the masks '%s' and '%s' (three Where masks: not done)", OQ_SDPA_WHERES_MAX, node_name(p),
-                      m->wheres[1].cond, m->wheres[0].cond);
     oq_sdpa_where *w = &m->wheres[m->n_wheres++];
     w->kind = path == 1 ? OQ_SDPA_MASK_KEEP : OQ_SDPA_MASK_DROP;
     w->cond = p->input[0];
@@ -334,15 +331,17 @@ static int add_where(const oq_gview *v, oq_sdpa_match *m, const Onnx__NodeProto 
 }
 
 /* One more mask term at node p: an additive one (Add) or a Where. A factor met since the last
- * term would scale that term too (`(s + a) * c + b`), which `scale` cannot say. */
+ * term (*outer, then this one's) would scale that term too (`(s + a) * c + b`), which `scale`
+ * cannot say. */
 static int add_term(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const Onnx__NodeProto *p, int path,
-                    const Onnx__NodeProto *scaled)
+                    const Onnx__NodeProto *scaled, const char **outer)
 {
     const char *other = oq_node_is(p, "Add") ? p->input[1 - path] : p->input[0];
-    if (scaled && (m->n_terms || m->n_wheres))
+    if (scaled && *outer)
         return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' scales the scores between two mask terms ('%s' and '%s'): "
                       "the outer term would not be scaled, the inner one would", op_name(scaled), node_name(scaled),
-                      m->n_wheres ? m->mask_value : m->terms[m->n_terms - 1], other);
+                      *outer, other);
+    *outer = other;
     if (broadcasts_to_scores(sc, m, p, other, oq_gview_graph(v)->node[m->score_mm]->output[0])) return 1;
     if (!oq_node_is(p, "Add")) return add_where(v, m, p, path);
     if (m->n_terms == OQ_SDPA_TERMS_MAX)
@@ -373,7 +372,8 @@ static int score_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const 
 {
     double after_mask = 1.0; /* factors applied after the mask (met first, walking back) */
     const Onnx__NodeProto *scaled = NULL; /* a factor met since the last term */
-    for (int depth = 0; depth < 8; depth++) {
+    const char *outer = NULL;             /* that term */
+    for (int depth = 0; depth < OQ_SDPA_CHAIN_MAX; depth++) {
         size_t pi;
         const Onnx__NodeProto *p = oq_gview_producer(v, value, &pi);
         if (pi == m->score_mm) break;
@@ -400,13 +400,13 @@ static int score_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const 
             if (m->mask != OQ_SDPA_MASK_NONE) scaled = p;
         } else if ((oq_node_is(p, "Add") && p->n_input == 2) ||
                    (oq_node_is(p, "Where") && p->n_input == 3 && path > 0)) {
-            if (add_term(v, sc, m, p, path, scaled)) return 1;
+            if (add_term(v, sc, m, p, path, scaled, &outer)) return 1;
             scaled = NULL;
         } else {
             return refuse_score_op(v, m, p, path);
         }
         value = p->input[path];
-        if (depth == 7) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score chain is too long");
+        if (depth == OQ_SDPA_CHAIN_MAX - 1) return refuse(m, OQ_SDPA_UNSUPPORTED, "the score chain is too long");
     }
     if (m->mask == OQ_SDPA_MASK_NONE) {
         m->scale *= after_mask;
@@ -425,13 +425,16 @@ int oq_sdpa_mask_combined(const oq_sdpa_match *m)
 
 const char *oq_sdpa_mask_text(const oq_sdpa_match *m, char *buf, size_t n)
 {
-    const char *wheres[] = {"", "Where mask", "2 Where masks"}, *s = m->n_terms == 1 ? "" : "s";
-    int w = m->n_wheres < 0 ? 0 : m->n_wheres > OQ_SDPA_WHERES_MAX ? OQ_SDPA_WHERES_MAX : m->n_wheres;
+    const char *s = m->n_terms == 1 ? "" : "s";
+    int w = m->n_wheres < 0 ? 0 : m->n_wheres;
+    char wheres[32];
+    if (w == 1) snprintf(wheres, sizeof wheres, "Where mask");
+    else snprintf(wheres, sizeof wheres, "%d Where masks", w);
     if (!w && !m->n_terms) snprintf(buf, n, "no mask");
     else if (!w && m->n_terms == 1) snprintf(buf, n, "additive mask");
     else if (!w) snprintf(buf, n, "additive mask of %d terms", m->n_terms);
-    else if (!m->n_terms) snprintf(buf, n, "%s", wheres[w]);
-    else snprintf(buf, n, "%s and %d additive term%s", wheres[w], m->n_terms, s);
+    else if (!m->n_terms) snprintf(buf, n, "%s", wheres);
+    else snprintf(buf, n, "%s and %d additive term%s", wheres, m->n_terms, s);
     return buf;
 }
 

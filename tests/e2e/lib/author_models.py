@@ -38,7 +38,8 @@ def node(op, ins, outs, domain=None, **a):
 
 
 def valinfo(name, shape, et=F32):
-    dims = b"".join(ld(1, vi(1, d)) for d in shape)
+    """A tensor's declaration; a str dim is a dim_param (a symbolic size)."""
+    dims = b"".join(ld(1, ld(2, d.encode()) if isinstance(d, str) else vi(1, d)) for d in shape)
     return ld(1, name.encode()) + ld(2, ld(1, vi(1, et) + ld(2, dims)))
 
 
@@ -135,8 +136,44 @@ save("two_wheres_bias", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1), b
                               QKV2 + PAD, [Y2], INITS + [tensor("bias", bias)]))
 save("wheres_scaled", graph(wheres(("causal", "neg", 1), (None, "c", 1), ("keys", "neg", 1)), QKV2 + PAD, [Y2], INITS))
 save("wheres_weak", graph(wheres(("causal", "neg", 1), ("keys", "weak", 1)), QKV2 + PAD, [Y2], INITS))
-save("three_wheres", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1), ("causal", "neg", 1)), QKV2 + PAD, [Y2],
+# three Where masks (a sliding window of 3 keys beside causal and key padding): one And of all three
+WINDOW = tensor("window", np.triu(np.ones((L, L)), -2), BOOL)
+save("three_wheres", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1), ("window", "neg", 1)), QKV2 + PAD, [Y2],
+                           INITS + [WINDOW]))
+# --flash reads a constant lower triangle as causal, as a Trilu's: bool [L, L] (two_wheres, and
+# masked_fill's negation in two_fills), an additive 0/-inf [1, 1, L, L] beside a Where of the key
+# padding, and a triangle of 32 cut to the sequence by Slices from 0 (PyTorch's bias[:, :, :L, :L],
+# one Slice an axis); refused: one element off the triangle, and a Slice at an offset
+ADDC = np.where(np.tril(np.ones((L, L))) > 0, 0, -np.inf).reshape(1, 1, L, L)
+save("three_causal", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1), ("upper", "neg", 0)), QKV2 + PAD, [Y2],
                            INITS))
+save("causal_add", graph(wheres(("keys", "neg", 1), before=[("Add", "causal_add", "sc")]), QKV2 + PAD, [Y2],
+                         INITS + [tensor("causal_add", ADDC)]))
+NEAR = np.tril(np.ones((L, L)))
+NEAR[1, 3] = 1
+save("near_causal", graph(wheres(("near", "neg", 1), ("keys", "neg", 1)), QKV2 + PAD, [Y2],
+                          INITS + [tensor("near", NEAR, BOOL)]))
+QKVL, YL, PADL = [valinfo(n, [2, H, "L", D]) for n in "qkv"], valinfo("y", [2, H, "L", D]), [valinfo("mask", [2, "L"], BOOL)]
+
+
+def sliced(start, name):
+    """Shape(q)[2] -> Slice(tri32, axis 2 from `start`) -> Slice(axis 3 from 0): the triangle cut to L."""
+    n = [node("Shape", ["q"], ["len"], start=2, end=3), node("Slice", ["tri32", start, "len", "ax2"], ["rows"]),
+         node("Slice", ["rows", "zero", "len", "ax3"], ["cut"])]
+    tri = tensor("tri32", np.tril(np.ones((32, 32))).reshape(1, 1, 32, 32), BOOL)
+    consts = [tri, tensor("zero", [0], I64), tensor("one", [1], I64), tensor("ax2", [2], I64), tensor("ax3", [3], I64)]
+    save(name, graph(n + wheres(("cut", "neg", 1), ("keys", "neg", 1)), QKVL + PADL, [YL], INITS + consts))
+
+
+sliced("zero", "sliced_causal")
+sliced("one", "offset_causal")
+# the triangle also a graph input (keep_initializers_as_inputs): a caller may feed another mask
+save("kiai_causal", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1)), QKV2 + PAD + [valinfo("causal", [L, L], BOOL)],
+                          [Y2], INITS))
+# a triangle of 4 on a model of any length L: not the sequence's, refused (with key padding beside
+# it, and alone)
+save("fixed_causal", graph(wheres(("causal", "neg", 1), ("keys", "neg", 1)), QKVL + PADL, [YL], INITS))
+save("fixed_causal1", graph(wheres(("causal", "neg", 1))[1:], QKVL, [YL], INITS))
 # need_weights: the softmax output is also a graph output
 save("probs_out", graph(chain(), QKV, [Y, valinfo("p", [B, H, L, L])], [C]))
 # ONNX Runtime's contrib MultiHeadAttention, 3-D
