@@ -116,9 +116,17 @@ int cmd_report(int argc, char **argv)
         const char *dir = run_dir(argv[i], buf, sizeof buf);
         oq_outdir_lock *lock = NULL;
         int busy = oq_cli_dir_lock("report", dir, NULL, &lock); /* not while a run writes there */
-        oq_status st = busy ? OQ_OK : oq_report_write_dir(dir, &err);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        oq_status held = busy ? OQ_OK : oq_cli_merged_check("report", path, &err); /* a merge's, to its plan */
+        oq_status st = busy || held ? OQ_OK : oq_report_write_dir(dir, &err);
         oq_outdir_lock_free(lock);
         if (busy && !rc) rc = busy;
+        if (held) {
+            fprintf(stderr, "ortqual report: %s\n", err.msg);
+            if (!rc) rc = oq_cli_exit_of(held);
+            continue;
+        }
         if (busy || (st == OQ_ERR_FORMAT && junit)) continue; /* a gate verdict has JUnit but no page */
         if (st) {
             if (st != OQ_ERR_NOT_FOUND || !oq_cli_refused_run("report", dir)) fprintf(stderr, "ortqual report: %s\n", err.msg);
