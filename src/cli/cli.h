@@ -57,8 +57,9 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
 int oq_cli_refused_run(const char *cmd, const char *dir);
 /* The summary at `path`, where a merge wrote it, held to its plan before `cmd` (plot, report) draws
  * it (oq_validate_merged_check): its refusal returned (err); where the plan is not there to hold
- * it to, "ortqual CMD: warning: ..." on stderr and OQ_OK: never drawn green in silence. */
-oq_status oq_cli_merged_check(const char *cmd, const char *path, oq_err *err);
+ * it to, "ortqual CMD: warning: ..." on stderr, the line in `unchecked` (n bytes; "" when checked
+ * or not a merge's: the page lists it) and OQ_OK: never drawn green in silence. */
+oq_status oq_cli_merged_check(const char *cmd, const char *path, char *unchecked, size_t n, oq_err *err);
 
 /* A JSON string of `s` (NULL: JSON null) for text from outside (a path, a message naming
  * one), kept when it is not UTF-8: each byte that starts no valid sequence becomes U+FFFD

@@ -77,10 +77,9 @@ int oq_cli_refused_run(const char *cmd, const char *dir)
     return msg != NULL || shard_unfinished(cmd, dir);
 }
 
-oq_status oq_cli_merged_check(const char *cmd, const char *path, oq_err *err)
+oq_status oq_cli_merged_check(const char *cmd, const char *path, char *unchecked, size_t n, oq_err *err)
 {
-    char unchecked[1600];
-    oq_status st = oq_validate_merged_check(path, unchecked, sizeof unchecked, err);
+    oq_status st = oq_validate_merged_check(path, unchecked, n, err);
     if (!st && *unchecked) fprintf(stderr, "ortqual %s: warning: %s\n", cmd, oq_cli_shown(unchecked));
     return st;
 }

@@ -98,7 +98,9 @@ static oq_status validate_figures(const char *path, const oq_plot_options *opt, 
 {
     *figs = NULL;
     oq_status st = ends_with(path, ".json") ? oq_figures_from_summary_file(path, opt, figs, err) : OQ_OK;
-    if (!st && *figs && (st = oq_cli_merged_check("plot", path, err)) != OQ_OK) { /* a merge's, held to its plan */
+    char unchecked[1600];
+    if (!st && *figs && (st = oq_cli_merged_check("plot", path, unchecked, sizeof unchecked, err)) != OQ_OK) {
+        /* a merge's, held to its plan */
         oq_figures_free(*figs);
         *figs = NULL;
     }

@@ -116,10 +116,12 @@ int cmd_report(int argc, char **argv)
         const char *dir = run_dir(argv[i], buf, sizeof buf);
         oq_outdir_lock *lock = NULL;
         int busy = oq_cli_dir_lock("report", dir, NULL, &lock); /* not while a run writes there */
-        char path[4200];
+        char path[4200], unchecked[1600] = "";
+        const char *warned = unchecked;
         snprintf(path, sizeof path, "%s/summary.json", dir);
-        oq_status held = busy ? OQ_OK : oq_cli_merged_check("report", path, &err); /* a merge's, to its plan */
-        oq_status st = busy || held ? OQ_OK : oq_report_write_dir(dir, &err);
+        /* a merge's, held to its plan; where it could not be, the page says so too */
+        oq_status held = busy ? OQ_OK : oq_cli_merged_check("report", path, unchecked, sizeof unchecked, &err);
+        oq_status st = busy || held ? OQ_OK : oq_report_write_dir_warned(dir, &warned, *unchecked != 0, &err);
         oq_outdir_lock_free(lock);
         if (busy && !rc) rc = busy;
         if (held) {

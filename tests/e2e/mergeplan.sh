@@ -5,7 +5,7 @@
 #    (DIR/shards/plan.json beside it) as the merge holds its shards: a tolerance, padding rule or
 #    output list that is not the plan's is refused, in its outputs or its batch records; where the
 #    plan is not there (the summary copied alone) or is another plan, a warning line says it was
-#    not checked (both drew it in silence);
+#    not checked, on stderr and on report's page (both drew it in silence);
 # 2. a configuration's shards[] that leaves out a shard that ran it, or names one that did not,
 #    is refused, plan or no plan (a hand-edited merge read as whole);
 # 3. JUnit's `shard I` case fails for a shard that reported its own verdict failed, unless the
@@ -74,6 +74,9 @@ refused outs "cpu:attention24:fp32 lists no output 'reg', an output of the plan'
 #    the plan not there, or another plan: drawn, with a warning line (the rules were not checked)
 edit alone 'pass' -
 drawn alone "alone/summary.json is a merged summary, but its plan alone/shards/plan.json is not there \(the summary moved or copied without shards/\?\): the plan's tolerances, padding rule and outputs were not checked against it$"
+grep -q 'class="evidence-warning"><span class="warn">warning:</span> alone/summary.json is a merged summary, but its plan alone/shards/plan.json is not there' alone/report.html &&
+    ! grep -q "is a merged summary, but" S/report.html && ok "alone's page says it too; S's page not" ||
+    bad "the pages' warnings: $(grep -o 'evidence-warning.\{0,160\}' alone/report.html S/report.html)"
 "$Q" "${V[@]}" "${G[@]}" --tolerance rtol=0.5 --outdir P2 --prepare-shards 2 >p2.log 2>&1 || fail "prepare P2: $(tail -3 p2.log)"
 edit other 'pass' P2/shards
 drawn other "other/summary.json is a merged summary, but its plan other/shards/plan.json is plan [0-9a-f]{16}, not this summary's [0-9a-f]{16} \(prepared again since\?\)"
