@@ -413,7 +413,8 @@ int oq_cli_shard_by(const oq_opt *o, const char *arg);
     OQ_OPT_CALLBACK("shard", "I/N", oq_cli_shard_run, (sh),                                           \
                     "run shard I (0..N-1) of the prepared plan into DIR/shards/I/, with\n"           \
                     "the options and files it was prepared with (another --inputs or\n"             \
-                    "--expected file: exit 2); 'ortqual merge DIR' gives the verdict\n"             \
+                    "--expected file, or none where it had --inputs: exit 2);\n"                    \
+                    "'ortqual merge DIR' gives the verdict\n"                                       \
                     "(the shard's report.html and --junit say they are shard I's only)"),          \
     OQ_OPT_CALLBACK("shard-by", "batch|config", oq_cli_shard_by, (sh),                               \
                     "split by batches (default: each batch's reference computed once)\n"            \

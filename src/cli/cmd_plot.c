@@ -26,8 +26,9 @@ static const char head[] =
     "Validate figures: error_<output> (|error| over all valid elements, a panel per\n"
     "configuration, with its tolerance and verdict), error_vs_ref_<output> (error\n"
     "against |reference|), runtime_valid_size (latency per batch against valid tokens)\n"
-    "and placement (when recorded). The written files are printed. docs/plot.md\n"
-    "describes every figure.\n";
+    "and placement (when recorded). A merged summary is held to its plan beside it\n"
+    "(DIR/shards/plan.json) first, as report holds it. The written files are printed.\n"
+    "docs/plot.md describes every figure.\n";
 
 static const char foot[] =
     "\n"

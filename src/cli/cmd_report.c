@@ -24,7 +24,9 @@ static const char head[] =
     "The banner is the run's verdict as summary.json has it: PASSED (the only green one),\n"
     "FAILED, ERROR (a runtime error: ONNX Runtime's refusal is explained with the fix)\n"
     "or NOT TESTED (nothing under test was compared), with the reason. The written\n"
-    "paths are printed.\n";
+    "paths are printed. A merged summary ('ortqual merge') is held to its plan,\n"
+    "DIR/shards/plan.json, as the merge held its shards (refused where it does not\n"
+    "hold; where the plan is not there, a warning on stderr and on the page).\n";
 
 static const char foot[] =
     "\n"
