@@ -28,20 +28,11 @@ for i in 0 1; do "$Q" "${V[@]}" "${G[@]}" --outdir S --shard $i/2 >s$i.log 2>&1 
 edit() {
     mkdir -p "$1"
     [ "${3:-S/shards}" = - ] || ln -s "$T/${3:-S/shards}" "$1/shards"
-    $PY - S/summary.json "$1/summary.json" "$2" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-exec(sys.argv[3])
-json.dump(s, open(sys.argv[2], "w"), indent=1)
-PY
+    json_edit S/summary.json "$1/summary.json" "$2"
 }
 # refused DIR WHY: report --junit and plot refuse DIR/summary.json in one line, nothing written
 refused() {
-    local cmd
-    for cmd in "report $1 --junit $1/j.xml" "plot $1 --out $1/plots"; do
-        # shellcheck disable=SC2086 # the command's words, split on purpose
-        one_line 2 "^ortqual ${cmd%% *}: $1/summary.json: $2: $CONTRA" "$Q" $cmd
-    done
+    draw_refused "$1" "$2: $CONTRA"
     [ "$(ls "$1")" = "$(printf 'shards\nsummary.json')" ] || [ "$(ls "$1")" = summary.json ] &&
         ok "$1: nothing written" || bad "$1: written: $(ls "$1")"
 }
