@@ -679,10 +679,6 @@ static void count_matched(concat *c, const json_t *rec)
     }
 }
 
-/* Batches by index, the first seen kept: each shard's records are in index order and the
- * shards' batch ranges follow each other, so a record not past the last one written was
- * already given by an earlier shard (by configuration every shard ran the reference on
- * every batch). */
 /* A record judged: the first failed batch, and the first passed one whose outputs do not hold
  * (judge_batch). */
 static oq_status judge_record(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
@@ -695,6 +691,10 @@ static oq_status judge_record(void *ctx, const oq_batch_result *b, json_t *rec, 
     return OQ_OK;
 }
 
+/* Batches by index, the first seen kept: each shard's records are in index order and the
+ * shards' batch ranges follow each other, so a record not past the last one written was
+ * already given by an earlier shard (by configuration every shard ran the reference on
+ * every batch). */
 static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
 {
     concat *c = ctx;
@@ -787,8 +787,8 @@ static oq_status merge_records(const merge_ctx *m, size_t k, const entry *e, siz
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch records are not "
                             "the shard's batches %zu..%zu, each once in order: refusing to merge an incomplete shard",
                             m->outdir, (int)e[i].shard, out->config.name, part.batch_lo, part.batch_hi - 1);
-        else if ((st = records_contradict(&c, e[i].shard, out->config.name, err)) != OQ_OK) {}
-        else if (!matched_holds(&c, e, n, i, out, why, sizeof why))
+        if (!st) st = records_contradict(&c, e[i].shard, out->config.name, err);
+        if (!st && !matched_holds(&c, e, n, i, out, why, sizeof why))
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s, %s: refusing to merge a summary that "
                             "contradicts itself", m->outdir, (int)e[i].shard, out->config.name, why);
     }
