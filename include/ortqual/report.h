@@ -55,6 +55,12 @@ OQ_API oq_status oq_report_html(const char *json, size_t n, const char *name, ch
  * merging shards). Errors: OQ_ERR_NOT_FOUND (no DIR/summary.json), OQ_ERR_FORMAT (not
  * JSON, not a summary), OQ_ERR_IO (cannot write report.html), OQ_ERR_NOMEM. */
 OQ_API oq_status oq_report_write_dir(const char *dir, oq_err *err);
+/* oq_report_write_dir with the caller's n `warnings` (one line each: what it could not check of
+ * the summary, `ortqual report` of a merged summary whose plan is not beside it,
+ * oq_validate_merged_check) listed on the page among the evidence's warnings (its Notes): a page
+ * read later says what its verdict was not held to. warnings may be NULL when n is 0. */
+OQ_API oq_status oq_report_write_dir_warned(const char *dir, const char *const *warnings, size_t n_warnings,
+                                            oq_err *err);
 
 /* The figures of the summary.json at `path` as report.html draws them, read as
  * oq_report_write_dir reads it: a validate or replay summary's batch records one at a time,

@@ -794,6 +794,18 @@ OQ_API void oq_validate_merge_drop(const char *outdir, oq_err *err);
  * (count may be NULL). OQ_ERR_NOT_FOUND when dir holds neither. `ortqual report` of a killed
  * shard's folder says this, as the merge does. */
 OQ_API oq_status oq_shard_dir_problem(const char *dir, oq_shard_problem *problem, int32_t *count, oq_err *err);
+/* The summary at `path`, where it is a merge's (its "shards"), held to its plan as the merge held
+ * the shards: DIR/shards/plan.json beside it (DIR: path's folder), the plan whose hash it names.
+ * The split and the configurations must be the plan's, and each configuration under test that
+ * passed must list the plan's outputs, each judged again from its numbers at the plan's
+ * tolerance and padding rule (plan_description.json), not passing where zeros would, and so must
+ * its batch records: else OQ_ERR_FORMAT "PATH: ...: refusing to draw a summary that contradicts
+ * ...". Where the plan is not there (the summary moved or copied alone), cannot be read, or is
+ * another plan, OQ_OK with `unchecked` (n bytes) saying so, for the caller to say: the summary was
+ * not held to it. Any other document (an unsharded run's, a shard's, bench's, not JSON): OQ_OK,
+ * `unchecked` "". Its records are read into a private folder under P_tmpdir, removed after.
+ * `ortqual plot` and `ortqual report` call it before they draw. */
+OQ_API oq_status oq_validate_merged_check(const char *path, char *unchecked, size_t n, oq_err *err);
 
 /* ---- estimates for larger plans (docs/scale-out.md) ---- */
 

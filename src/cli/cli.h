@@ -55,6 +55,11 @@ const char *oq_cli_summary_of(const char *arg, char *buf, size_t n);
  * merge's words (oq_shard_dir_problem: "... shard 0 of 2 unfinished: started on HOST ...");
  * 0, nothing said, otherwise. */
 int oq_cli_refused_run(const char *cmd, const char *dir);
+/* The summary at `path`, where a merge wrote it, held to its plan before `cmd` (plot, report) draws
+ * it (oq_validate_merged_check): its refusal returned (err); where the plan is not there to hold
+ * it to, "ortqual CMD: warning: ..." on stderr, the line in `unchecked` (n bytes; "" when checked
+ * or not a merge's: the page lists it) and OQ_OK: never drawn green in silence. */
+oq_status oq_cli_merged_check(const char *cmd, const char *path, char *unchecked, size_t n, oq_err *err);
 
 /* A JSON string of `s` (NULL: JSON null) for text from outside (a path, a message naming
  * one), kept when it is not UTF-8: each byte that starts no valid sequence becomes U+FFFD
@@ -408,7 +413,8 @@ int oq_cli_shard_by(const oq_opt *o, const char *arg);
     OQ_OPT_CALLBACK("shard", "I/N", oq_cli_shard_run, (sh),                                           \
                     "run shard I (0..N-1) of the prepared plan into DIR/shards/I/, with\n"           \
                     "the options and files it was prepared with (another --inputs or\n"             \
-                    "--expected file: exit 2); 'ortqual merge DIR' gives the verdict\n"             \
+                    "--expected file, or none where it had --inputs: exit 2);\n"                    \
+                    "'ortqual merge DIR' gives the verdict\n"                                       \
                     "(the shard's report.html and --junit say they are shard I's only)"),          \
     OQ_OPT_CALLBACK("shard-by", "batch|config", oq_cli_shard_by, (sh),                               \
                     "split by batches (default: each batch's reference computed once)\n"            \

@@ -76,3 +76,10 @@ int oq_cli_refused_run(const char *cmd, const char *dir)
     json_decref(j);
     return msg != NULL || shard_unfinished(cmd, dir);
 }
+
+oq_status oq_cli_merged_check(const char *cmd, const char *path, char *unchecked, size_t n, oq_err *err)
+{
+    oq_status st = oq_validate_merged_check(path, unchecked, n, err);
+    if (!st && *unchecked) fprintf(stderr, "ortqual %s: warning: %s\n", cmd, oq_cli_shown(unchecked));
+    return st;
+}

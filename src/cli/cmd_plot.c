@@ -27,8 +27,9 @@ static const char head[] =
     "configuration, with its tolerance and verdict), error_vs_ref_<output> (error\n"
     "against |reference|), runtime_valid_size (latency per batch against valid tokens;\n"
     "where the configurations ran on several ONNX Runtime builds, each line names its\n"
-    "build: version and short SHA-256) and placement (when recorded). The written\n"
-    "files are printed. docs/plot.md describes every figure.\n";
+    "build: version and short SHA-256) and placement (when recorded). A merged summary\n"
+    "is held to its plan beside it (DIR/shards/plan.json) first, as report holds it.\n"
+    "The written files are printed. docs/plot.md describes every figure.\n";
 
 static const char foot[] =
     "\n"
@@ -99,6 +100,12 @@ static oq_status validate_figures(const char *path, const oq_plot_options *opt, 
 {
     *figs = NULL;
     oq_status st = ends_with(path, ".json") ? oq_figures_from_summary_file(path, opt, figs, err) : OQ_OK;
+    char unchecked[1600];
+    if (!st && *figs && (st = oq_cli_merged_check("plot", path, unchecked, sizeof unchecked, err)) != OQ_OK) {
+        /* a merge's, held to its plan */
+        oq_figures_free(*figs);
+        *figs = NULL;
+    }
     return st == OQ_ERR_NOT_FOUND ? OQ_OK : st;
 }
 

@@ -24,7 +24,9 @@ static const char head[] =
     "The banner is the run's verdict as summary.json has it: PASSED (the only green one),\n"
     "FAILED, ERROR (a runtime error: ONNX Runtime's refusal is explained with the fix)\n"
     "or NOT TESTED (nothing under test was compared), with the reason. The written\n"
-    "paths are printed.\n";
+    "paths are printed. A merged summary ('ortqual merge') is held to its plan,\n"
+    "DIR/shards/plan.json, as the merge held its shards (refused where it does not\n"
+    "hold; where the plan is not there, a warning on stderr and on the page).\n";
 
 static const char foot[] =
     "\n"
@@ -116,9 +118,19 @@ int cmd_report(int argc, char **argv)
         const char *dir = run_dir(argv[i], buf, sizeof buf);
         oq_outdir_lock *lock = NULL;
         int busy = oq_cli_dir_lock("report", dir, NULL, &lock); /* not while a run writes there */
-        oq_status st = busy ? OQ_OK : oq_report_write_dir(dir, &err);
+        char path[4200], unchecked[1600] = "";
+        const char *warned = unchecked;
+        snprintf(path, sizeof path, "%s/summary.json", dir);
+        /* a merge's, held to its plan; where it could not be, the page says so too */
+        oq_status held = busy ? OQ_OK : oq_cli_merged_check("report", path, unchecked, sizeof unchecked, &err);
+        oq_status st = busy || held ? OQ_OK : oq_report_write_dir_warned(dir, &warned, *unchecked != 0, &err);
         oq_outdir_lock_free(lock);
         if (busy && !rc) rc = busy;
+        if (held) {
+            fprintf(stderr, "ortqual report: %s\n", err.msg);
+            if (!rc) rc = oq_cli_exit_of(held);
+            continue;
+        }
         if (busy || (st == OQ_ERR_FORMAT && junit)) continue; /* a gate verdict has JUnit but no page */
         if (st) {
             if (st != OQ_ERR_NOT_FOUND || !oq_cli_refused_run("report", dir)) fprintf(stderr, "ortqual report: %s\n", err.msg);

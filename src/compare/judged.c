@@ -9,6 +9,7 @@
 
 #include "compare/compare-impl.h"
 #include "core/core-impl.h"
+#include "ortqual/shard.h"
 
 double oq_compare_tolerance_back(const json_t *tol, const char *key)
 {
@@ -126,9 +127,87 @@ static oq_status shards_named(const json_t *sh, json_int_t count, const char *pa
     return st;
 }
 
+/* Does shard i run configuration k (of n) of a plan split into `count` shards `by`? By batch
+ * every shard runs every configuration; by configuration every shard runs the reference (0) and
+ * its range of the others (oq_shard_range, as the plan splits them). */
+static int shard_runs(const char *by, json_int_t count, json_int_t i, size_t k, size_t n)
+{
+    size_t lo, hi;
+    if (k == 0 || strcmp(by, "config")) return 1;
+    oq_shard_range((int32_t)count, (int32_t)i, n - 1, &lo, &hi);
+    return k - 1 >= lo && k - 1 < hi;
+}
+
+/* The index of shard entry e when it is one of 0..count-1 (else -1). */
+static json_int_t shard_index(const json_t *e, json_int_t count)
+{
+    const json_t *ix = json_object_get(e, "index");
+    json_int_t i = json_integer_value(ix);
+    return json_is_integer(ix) && i >= 0 && i < count ? i : -1;
+}
+
+/* What `reported` (count bytes, 1: in shards.reported) says of configuration k's "shards": one
+ * entry for each shard that runs k and reported, none of another; and a configuration that says
+ * it passed (or ran, the reference) with a shard that runs it unreported is a pass the merge
+ * never gives (it fails the configuration as incomplete). A hand-edited summary with a shard's
+ * entries taken out read as whole. */
+static oq_status config_shards_hold(const json_t *c, size_t k, size_t n, const char *by, json_int_t count,
+                                    const unsigned char *reported, unsigned char *seen, const char *path, oq_err *err)
+{
+    const char *name = json_string_value(json_object_get(c, "name")), *status = json_string_value(json_object_get(c, "status"));
+    int ran = status && (!strcmp(status, "passed") || !strcmp(status, "reference"));
+    size_t j;
+    json_t *e;
+    name = name ? name : "a configuration";
+    memset(seen, 0, (size_t)count);
+    json_array_foreach(json_object_get(c, "shards"), j, e) {
+        json_int_t i = shard_index(e, count);
+        if (i < 0 || seen[i] || !reported[i] || !shard_runs(by, count, i, k, n))
+            return refused(err, path, "%s, shards[%zu] names shard %lld, which %s", name, j,
+                           (long long)json_integer_value(json_object_get(e, "index")),
+                           i < 0 ? "is not one of the merge's (shards.count)" : seen[i] ? "it names twice"
+                           : !reported[i] ? "did not report (shards.problems)" : "does not run it");
+        seen[i] = 1;
+    }
+    /* a configuration the merge did not run (its reference did not) keeps no shard's result; by
+     * configuration one shard's reference is whole (each ran every batch) */
+    if (status && !strcmp(status, "not-run") && !json_array_size(json_object_get(c, "shards"))) return OQ_OK;
+    ran &= k > 0 || strcmp(by, "config");
+    for (json_int_t i = 0; i < count; i++) {
+        if (seen[i] || !shard_runs(by, count, i, k, n)) continue;
+        if (reported[i])
+            return refused(err, path, "%s lists no result of shard %lld (shards[]), which ran it and reported", name,
+                           (long long)i);
+        if (ran)
+            return refused(err, path, "%s is '%s', but shard %lld, which runs it, did not report (shards.problems)",
+                           name, status, (long long)i);
+    }
+    return OQ_OK;
+}
+
+/* Each configuration's "shards" of a merged summary against the merge's shards (config_shards_hold). */
+static oq_status configs_shards_hold(const json_t *summary, const json_t *sh, json_int_t count, const char *path,
+                                     oq_err *err)
+{
+    const json_t *configs = json_object_get(summary, "configs");
+    const char *by = json_string_value(json_object_get(sh, "by"));
+    unsigned char *reported = calloc((size_t)count, 2);
+    if (!reported) return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", path);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(sh, "reported"), i, e) if (shard_index(e, count) >= 0) reported[shard_index(e, count)] = 1;
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < json_array_size(configs); k++)
+        st = config_shards_hold(json_array_get(configs, k), k, json_array_size(configs), by ? by : "batch", count,
+                                reported, reported + count, path, err);
+    free(reported);
+    return st;
+}
+
 /* A merged summary's shards (`ortqual merge`'s "shards": count, reported, problems) as the
  * merge records them: each shard 0..count-1 reported or a problem, once; a pass only when every
- * shard reported (a shard that did not fails the merge). A shard's own summary ("shard"): its
+ * shard reported (a shard that did not fails the merge); each configuration's "shards" the
+ * shards that run it and reported (configs_shards_hold). A shard's own summary ("shard"): its
  * index below its count. */
 static oq_status shards_hold(const json_t *summary, const char *path, oq_err *err)
 {
@@ -150,7 +229,7 @@ static oq_status shards_hold(const json_t *summary, const char *path, oq_err *er
     if (!st && problems && verdict && !strcmp(verdict, "passed"))
         st = refused(err, path, "verdict 'passed', but %zu of %lld shards did not report (shards.problems)", problems,
                      (long long)count);
-    return st;
+    return st ? st : configs_shards_hold(summary, sh, count, path, err);
 }
 
 oq_status oq_compare_summary_holds(const json_t *summary, const char *path, oq_err *err)

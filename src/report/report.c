@@ -82,13 +82,32 @@ oq_status oq_report_html(const char *json, size_t n, const char *name, char **ht
     return oq_render_text(oq_report_html_json, json, n, name, html, html_n, err);
 }
 
+/* The caller's n `warnings` among doc's evidence warnings (evidence.system.warnings), which the
+ * page lists in its Notes; 0: out of memory. */
+static int add_warnings(json_t *doc, const char *const *warnings, size_t n)
+{
+    json_t *ev = json_object_get(doc, "evidence"), *sys, *list;
+    if (!n) return 1;
+    if (!json_is_object(ev) && json_object_set_new(doc, "evidence", ev = json_object())) return 0;
+    if (!json_is_object(sys = json_object_get(ev, "system")) && json_object_set_new(ev, "system", sys = json_object()))
+        return 0;
+    if (!json_is_array(list = json_object_get(sys, "warnings")) && json_object_set_new(sys, "warnings", list = json_array()))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (json_array_append_new(list, json_string(warnings[i]))) return 0;
+    return 1;
+}
+
 /* The report of the summary file `in` into `out`: doc as oq_vd_scan or oq_vd_scan_rest returned
- * it (NULL: the error is in err), its records counted in d (a validate summary's). */
-static oq_status render(json_t *doc, oq_vd *d, const char *in, const char *out, oq_err *err)
+ * it (NULL: the error is in err), its records counted in d (a validate summary's), with the
+ * caller's n `warnings` (add_warnings). */
+static oq_status render(json_t *doc, oq_vd *d, const char *in, const char *out, const char *const *warnings, size_t nw,
+                        oq_err *err)
 {
     char *html = NULL;
     size_t n = 0;
     oq_status st = doc ? OQ_OK : err->status;
+    if (!st && !add_warnings(doc, warnings, nw)) st = oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory", in);
     if (!st && oq_report_kind_of(doc) == OQ_REPORT_VALIDATE) {
         oq_sb b = {0};
         st = oq_report_validate_vd(&b, doc, d, in, err);
@@ -105,10 +124,10 @@ static oq_status render(json_t *doc, oq_vd *d, const char *in, const char *out, 
 
 /* The report of the summary file `in`, read with its batch records one at a time: a validate
  * summary's memory does not grow with its batches (other kinds have no such records). */
-static oq_status render_scanned(const char *in, const char *out, oq_err *err)
+static oq_status render_scanned(const char *in, const char *out, const char *const *warnings, size_t n, oq_err *err)
 {
     oq_vd d;
-    oq_status st = render(oq_vd_scan(&d, in, err), &d, in, out, err);
+    oq_status st = render(oq_vd_scan(&d, in, err), &d, in, out, warnings, n, err);
     oq_vd_clear(&d);
     return st;
 }
@@ -118,12 +137,19 @@ oq_status oq_report_write_counted(const char *dir, oq_vd *d, oq_err *err)
     char in[4096], out[4096];
     snprintf(in, sizeof in, "%s/summary.json", dir);
     snprintf(out, sizeof out, "%s/report.html", dir);
-    return render(oq_vd_scan_rest(d, in, err), d, in, out, err);
+    return render(oq_vd_scan_rest(d, in, err), d, in, out, NULL, 0, err);
 }
 
 oq_status oq_report_write_dir(const char *dir, oq_err *err)
 {
     OQ_NEED(err, dir);
+    return oq_report_write_dir_warned(dir, NULL, 0, err);
+}
+
+oq_status oq_report_write_dir_warned(const char *dir, const char *const *warnings, size_t n_warnings, oq_err *err)
+{
+    OQ_NEED(err, dir);
+    OQ_NEED_N(err, n_warnings, warnings);
     size_t len = strlen(dir) + 32;
     char *in = malloc(len), *out = malloc(len);
     oq_err e = {0};
@@ -131,7 +157,7 @@ oq_status oq_report_write_dir(const char *dir, oq_err *err)
     if (!st) {
         snprintf(in, len, "%s/summary.json", dir);
         snprintf(out, len, "%s/report.html", dir);
-        st = render_scanned(in, out, &e);
+        st = render_scanned(in, out, warnings, n_warnings, &e);
     }
     if (st == OQ_ERR_NOT_FOUND) oq_err_set(err, st, "%s (not a run directory?)", e.msg);
     else if (st) oq_err_set(err, st, "%s", e.msg);

@@ -42,6 +42,8 @@ typedef struct merge_ctx {
     oq_run_notes notes;          /* the shards' notes, each once */
     json_t *outputs;             /* plan.json's: per configuration, its model's outputs (null:
                                     none); NULL: a plan prepared before they were recorded */
+    const char *verb, *what;     /* "merge" a "shard"; a merged summary held to its plan: "draw"
+                                    a "summary" (oq_validate_merged_check) */
 } merge_ctx;
 
 /* One shard's result for a configuration. */
@@ -186,12 +188,12 @@ static oq_status check_passed_outputs(const merge_ctx *m, size_t k, const oq_con
                                       oq_err *err)
 {
     if (r->is_reference || r->status != OQ_VERDICT_PASSED) return OQ_OK;
-    if (!r->n_outputs) return oq_compare_contradiction(err, path, r->config.name, NULL, NULL, "merge");
+    if (!r->n_outputs) return oq_compare_contradiction(err, path, r->config.name, NULL, NULL, m->verb);
     for (size_t j = 0; j < r->n_outputs; j++) {
         char why[600] = "failed";
         *m->scratch = r->outputs[j].all;
         if (!m->scratch->passed || !judged_again(m, k, 1, why, sizeof why))
-            return oq_compare_contradiction(err, path, r->config.name, r->outputs[j].all.name, why, "merge");
+            return oq_compare_contradiction(err, path, r->config.name, r->outputs[j].all.name, why, m->verb);
     }
     return OQ_OK;
 }
@@ -240,14 +242,14 @@ static oq_status check_plan_outputs(const merge_ctx *m, size_t k, const oq_confi
         const char *name = json_string_value(json_array_get(want, i));
         if (!lists_output(r, name))
             return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s lists no output '%s', an output of the plan's model "
-                              "(plan.json): refusing to merge a shard that left an output out", path, r->config.name,
-                              name);
+                              "(plan.json): refusing to %s a %s that left an output out", path, r->config.name,
+                              name, m->verb, m->what);
     }
     for (size_t j = 0; json_is_array(want) && j < r->n_outputs; j++)
         if (!named_in(want, r->outputs[j].all.name))
             return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s lists output '%s', which the plan's model has not "
-                              "(plan.json): refusing to merge a summary of another model", path, r->config.name,
-                              r->outputs[j].all.name);
+                              "(plan.json): refusing to %s a summary of another model", path, r->config.name,
+                              r->outputs[j].all.name, m->verb);
     return OQ_OK;
 }
 
@@ -276,6 +278,22 @@ static oq_status check_sums(const oq_validate_summary *s, const char *path, oq_e
     return OQ_OK;
 }
 
+/* r, at position pos of a summary, as configuration k of the plan: its name the plan's there
+ * (results are merged by position: one in another place, configurations reordered, went into
+ * another configuration's verdict, and the merge passed), and where it passed, its outputs the
+ * plan's, each judged again by the plan's rules (check_passed_outputs, check_plan_outputs). */
+static oq_status config_holds(const merge_ctx *m, size_t k, const oq_config_result *r, long pos, const char *path,
+                              oq_err *err)
+{
+    oq_config c;
+    const char *want_name = oq_config_parse(m->plan.configs[k], &c, NULL) ? m->plan.configs[k] : c.name;
+    if (strcmp(r->config.name, want_name) != 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: configuration %ld is %s, but the plan's is %s there", path, pos + 1,
+                          r->config.name, want_name);
+    oq_status st = check_passed_outputs(m, k, r, path, err);
+    return !st && k ? check_plan_outputs(m, k, r, path, err) : st;
+}
+
 /* A summary from another plan or another split is refused: merging it would mix results. */
 static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_summary *s, const char *path,
                              oq_err *err)
@@ -297,14 +315,7 @@ static oq_status check_shard(const merge_ctx *m, int32_t i, const oq_validate_su
      * another configuration's verdict, and the merge passed */
     for (size_t k = 0; k < m->plan.n_configs; k++) {
         long pos = oq_shard_part_config(&part, k);
-        oq_config c;
-        if (pos < 0) continue;
-        const char *want_name = oq_config_parse(m->plan.configs[k], &c, NULL) ? m->plan.configs[k] : c.name;
-        if (strcmp(s->configs[pos].config.name, want_name) != 0)
-            return oq_err_set(err, OQ_ERR_FORMAT, "%s: configuration %ld is %s, but the plan's is %s there", path,
-                              pos + 1, s->configs[pos].config.name, want_name);
-        oq_status st = check_passed_outputs(m, k, &s->configs[pos], path, err);
-        if (!st && k) st = check_plan_outputs(m, k, &s->configs[pos], path, err);
+        oq_status st = pos < 0 ? OQ_OK : config_holds(m, k, &s->configs[pos], pos, path, err);
         if (st) return st;
     }
     oq_status st = check_interruption(s, path, err);
@@ -668,6 +679,18 @@ static void count_matched(concat *c, const json_t *rec)
     }
 }
 
+/* A record judged: the first failed batch, and the first passed one whose outputs do not hold
+ * (judge_batch). */
+static oq_status judge_record(void *ctx, const oq_batch_result *b, json_t *rec, oq_err *err)
+{
+    concat *c = ctx;
+    (void)rec;
+    (void)err;
+    if (b->compared && !b->passed && c->failed < 0) c->failed = b->index;
+    if (b->compared && b->passed && c->contradicted < 0) judge_batch(c, b);
+    return OQ_OK;
+}
+
 /* Batches by index, the first seen kept: each shard's records are in index order and the
  * shards' batch ranges follow each other, so a record not past the last one written was
  * already given by an earlier shard (by configuration every shard ran the reference on
@@ -676,8 +699,7 @@ static oq_status concat_record(void *ctx, const oq_batch_result *b, json_t *rec,
 {
     concat *c = ctx;
     c->next = b->index == c->next ? c->next + 1 : -1;
-    if (b->compared && !b->passed && c->failed < 0) c->failed = b->index;
-    if (b->compared && b->passed && c->contradicted < 0) judge_batch(c, b);
+    judge_record(c, b, rec, err);
     count_matched(c, rec);
     if (b->index <= c->last) return OQ_OK;
     c->last = b->index;
@@ -716,6 +738,23 @@ static int matched_holds(const concat *c, const entry *e, size_t n, size_t i, co
     return 1;
 }
 
+/* The records c judged (judge_record) of configuration `config`, of shard i's summary (-1: the
+ * merged summary, m->outdir/summary.json): a failed batch or a passed one that does not hold
+ * under a pass is OQ_ERR_FORMAT. */
+static oq_status records_contradict(const concat *c, int32_t i, const char *config, oq_err *err)
+{
+    char path[4200];
+    if (i < 0) snprintf(path, sizeof path, "%s/summary.json", c->m->outdir);
+    else snprintf(path, sizeof path, "%s/shards/%d/summary.json", c->m->outdir, (int)i);
+    if (c->failed >= 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but its batch %lld failed its comparison: refusing to %s "
+                          "a summary that contradicts itself", path, config, (long long)c->failed, c->m->verb);
+    if (c->contradicted >= 0)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %s passed, but its batch %lld, %s: refusing to %s a summary that "
+                          "contradicts itself", path, config, (long long)c->contradicted, c->why, c->m->verb);
+    return OQ_OK;
+}
+
 /* The n entries' records into one file `path`, counted into out->totals. A configuration
  * that passed on a shard ran every batch of that shard, in order, and each passed: a summary
  * with batches missing, repeated, from elsewhere or failed is not what a shard writes, and
@@ -748,15 +787,8 @@ static oq_status merge_records(const merge_ctx *m, size_t k, const entry *e, siz
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch records are not "
                             "the shard's batches %zu..%zu, each once in order: refusing to merge an incomplete shard",
                             m->outdir, (int)e[i].shard, out->config.name, part.batch_lo, part.batch_hi - 1);
-        else if (c.failed >= 0)
-            st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch %lld failed its "
-                            "comparison: refusing to merge a summary that contradicts itself", m->outdir,
-                            (int)e[i].shard, out->config.name, (long long)c.failed);
-        else if (c.contradicted >= 0)
-            st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s passed, but its batch %lld, %s: "
-                            "refusing to merge a summary that contradicts itself", m->outdir, (int)e[i].shard,
-                            out->config.name, (long long)c.contradicted, c.why);
-        else if (!matched_holds(&c, e, n, i, out, why, sizeof why))
+        if (!st) st = records_contradict(&c, e[i].shard, out->config.name, err);
+        if (!st && !matched_holds(&c, e, n, i, out, why, sizeof why))
             st = oq_err_set(err, OQ_ERR_FORMAT, "%s/shards/%d/summary.json: %s, %s: refusing to merge a summary that "
                             "contradicts itself", m->outdir, (int)e[i].shard, out->config.name, why);
     }
@@ -1360,9 +1392,24 @@ static oq_status plan_tolerances(merge_ctx *m, oq_err *err)
     return st;
 }
 
+/* What the plan's files gave m (plan_tolerances, oq_shard_plan_outputs, plan_batches) released. */
+static void plan_clear(merge_ctx *m)
+{
+    for (size_t k = 0; m->tols && k < m->plan.n_configs; k++) oq_tolerances_free(m->tols[k]);
+    free(m->tols);
+    free(m->preset);
+    free(m->padding);
+    free(m->scratch);
+    json_decref(m->outputs);
+    free(m->brief);
+    free(m->positions);
+    oq_run_notes_clear(&m->notes);
+    oq_shard_plan_clear(&m->plan);
+}
+
 static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validate_summary **summary, oq_err *err)
 {
-    merge_ctx m = {.outdir = outdir};
+    merge_ctx m = {.outdir = outdir, .verb = "merge", .what = "shard"};
     oq_status st = oq_shard_plan_read(outdir, &m.plan, err);
     if (st) return st;
     oq_slurm_jobs_read(outdir, &m.jobs, NULL); /* absent when the shards ran without `ortqual slurm` */
@@ -1401,22 +1448,13 @@ static oq_status merge(const char *outdir, int plots, int allow_skip, oq_validat
         free(m.records[i]);
     }
     for (size_t k = 0; m.merged && k < m.plan.n_configs; k++) free(m.merged[k]);
-    for (size_t k = 0; m.tols && k < m.plan.n_configs; k++) oq_tolerances_free(m.tols[k]);
-    free(m.tols);
-    free(m.preset);
-    free(m.padding);
-    free(m.scratch);
-    json_decref(m.outputs);
     oq_remove_tree(m.work);
     oq_output_release(m.work);
     free(m.shard);
     free(m.records);
     free(m.n_records);
     free(m.merged);
-    free(m.brief);
-    free(m.positions);
-    oq_run_notes_clear(&m.notes);
-    oq_shard_plan_clear(&m.plan);
+    plan_clear(&m);
     if (st) oq_validate_summary_free(m.s);
     else *summary = m.s;
     return st;
@@ -1432,5 +1470,114 @@ oq_status oq_validate_merge(const char *outdir, int plots, int allow_skip,
     /* tables and figures without the summary they belong to, or an earlier merge's summary beside
      * shards this one refused, would read as a merged run (CI reads DIR/summary.json) */
     if (st) oq_validate_merge_drop(outdir, err);
+    return st;
+}
+
+/* ---- a merged summary held to its plan (plot, report) ---------------------------------- */
+
+/* The merged summary s of m's plan, its records spilled (records[k]: configuration k's), held to
+ * the plan as the merge held its shards: the split, and each configuration in the plan's place,
+ * its outputs and batch records where it passed (config_holds, judge_record). */
+static oq_status held_to_plan(const merge_ctx *m, const oq_validate_summary *s, char **records, size_t n_records,
+                              const char *path, oq_err *err)
+{
+    const oq_merge_info *mi = &s->merged;
+    if (mi->count != m->plan.count || mi->by != m->plan.by || s->n_configs != m->plan.n_configs)
+        return oq_err_set(err, OQ_ERR_FORMAT, "%s: %d shards by %s of %zu configurations, but its plan "
+                          "%s/shards/plan.json has %d by %s of %zu: refusing to draw a summary that contradicts its plan",
+                          path, (int)mi->count, oq_shard_by_name(mi->by), s->n_configs, m->outdir, (int)m->plan.count,
+                          oq_shard_by_name(m->plan.by), m->plan.n_configs);
+    oq_status st = OQ_OK;
+    for (size_t k = 0; !st && k < s->n_configs; k++) {
+        const oq_config_result *r = &s->configs[k];
+        concat c = {.m = m, .k = k, .whole = r, .failed = -1, .contradicted = -1};
+        st = config_holds(m, k, r, (long)k, path, err);
+        if (st || r->is_reference || r->status != OQ_VERDICT_PASSED || k >= n_records || !records[k]) continue;
+        st = oq_batch_records_each(records[k], judge_record, &c, err);
+        if (!st) st = records_contradict(&c, -1, r->config.name, err);
+    }
+    return st;
+}
+
+/* The plan of the merged summary at `path`: dir/shards/plan.json, whose hash the summary names,
+ * with what the merge judged by (plan_tolerances, its outputs and batches). Not there, not
+ * readable or another plan: OQ_OK with why (n bytes) saying so and *found 0. */
+static oq_status plan_of(merge_ctx *m, const oq_validate_summary *s, int *found, char *why, size_t n, oq_err *err)
+{
+    oq_err e = {0};
+    *found = 0;
+    if (oq_shard_plan_read(m->outdir, &m->plan, &e)) {
+        if (e.status == OQ_ERR_NOT_FOUND) snprintf(why, n, "is not there (the summary moved or copied without shards/?)");
+        else snprintf(why, n, "cannot be read (%.500s)", e.msg);
+        return OQ_OK;
+    }
+    if (strcmp(m->plan.hash, s->plan_hash)) {
+        snprintf(why, n, "is plan %.16s, not this summary's %.16s (prepared again since?)", m->plan.hash, s->plan_hash);
+        return OQ_OK;
+    }
+    *found = 1;
+    oq_status st = plan_tolerances(m, err);
+    if (!st) st = oq_shard_plan_outputs(m->outdir, m->plan.n_configs, &m->outputs, err);
+    return st ? st : plan_batches(m, err);
+}
+
+static oq_status no_record(void *ctx, long which, json_t *record, oq_err *err)
+{
+    (void)ctx, (void)which, (void)record, (void)err;
+    return OQ_OK;
+}
+
+/* Is the document at `path` a merged validate summary ("shards")? Read once without its records
+ * (a bench or gate document, or one that is not JSON: no; its reader says what it is). */
+static int is_merged(const char *path)
+{
+    oq_err e = {0};
+    json_t *j = oq_json_scan_file(path, OQ_JSON_SCAN_PLAN_BATCHES | OQ_JSON_SCAN_SHARD_BATCHES, no_record, NULL, &e);
+    const char *schema = json_string_value(json_object_get(j, "schema"));
+    int merged = schema && !strcmp(schema, OQ_VALIDATE_SCHEMA) && json_is_object(json_object_get(j, "shards"));
+    json_decref(j);
+    return merged;
+}
+
+/* The merged summary read with its records spilled into a private scratch folder (tmp), then
+ * held to its plan (plan_of, held_to_plan). */
+static oq_status check_merged(merge_ctx *m, const char *path, char *tmp, char *unchecked, size_t n, oq_err *err)
+{
+    char prefix[4200];
+    char **records = NULL;
+    size_t n_records = 0;
+    oq_validate_summary *s = NULL;
+    oq_status st = mkdtemp(tmp) ? OQ_OK : oq_err_write(err, tmp, errno);
+    if (st) return st;
+    oq_scratch_hold(tmp);
+    snprintf(prefix, sizeof prefix, "%s/r", tmp);
+    st = oq_validate_summary_read_spilled(path, prefix, &s, &records, &n_records, &m->notes, err);
+    int found = 0;
+    char why[600] = "";
+    if (!st) st = plan_of(m, s, &found, why, sizeof why, err);
+    if (!st && found) st = held_to_plan(m, s, records, n_records, path, err);
+    if (!st && !found)
+        snprintf(unchecked, n, "%s is a merged summary, but its plan %s/shards/plan.json %s: the plan's tolerances, "
+                 "padding rule and outputs were not checked against it", path, m->outdir, why);
+    for (size_t k = 0; k < n_records; k++) free(records[k]);
+    free(records);
+    oq_validate_summary_free(s);
+    oq_remove_tree(tmp);
+    oq_output_release(tmp);
+    return st;
+}
+
+oq_status oq_validate_merged_check(const char *path, char *unchecked, size_t n, oq_err *err)
+{
+    OQ_NEED(err, path);
+    OQ_NEED(err, unchecked);
+    if (n) *unchecked = 0;
+    if (!is_merged(path)) return OQ_OK;
+    char dir[4096], tmp[] = P_tmpdir "/ortqual-check.XXXXXX";
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+    merge_ctx m = {.outdir = dir, .verb = "draw", .what = "summary"};
+    oq_status st = check_merged(&m, path, tmp, unchecked, n, err);
+    plan_clear(&m);
     return st;
 }

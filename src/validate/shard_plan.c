@@ -397,6 +397,26 @@ static oq_status given_is_source(const char *const *files, size_t n, const oq_ba
                       "the files the shards were prepared with", given, now, (long long)b->index, root, source, sha256);
 }
 
+/* A shard's command makes its batches as the plan's were made: from the user's files where the plan's
+ * batch was read from one (`source`), generated where it was generated. A command without the files
+ * (or with files for a plan of generated events) is another run's: unsharded it would generate
+ * events (or read files) the plan never ran, and sharded it ran the plan's batches while it named
+ * other data (before the thirty-fourth session, silently). */
+static oq_status made_as_planned(const shard_batches *sb, const oq_batch_info *b, oq_err *err)
+{
+    if (b->source && !sb->o->n_input_files)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "input_files names no file, but batch %lld of %s/shards/plan.json was "
+                          "prepared from the user's file %s (SHA-256 %.12s...): this shard's command would generate "
+                          "events, not read the files the plan runs; run every shard with the files the shards were "
+                          "prepared with", (long long)b->index, sb->root, b->source, b->source_sha256);
+    if (!b->source && sb->o->n_input_files)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "input_files names %zu files, but batch %lld of %s/shards/plan.json "
+                          "holds generated events, read from no file: this shard would run them, not the files it "
+                          "names; run every shard with the options the shards were prepared with",
+                          sb->o->n_input_files, (long long)b->index, sb->root);
+    return OQ_OK;
+}
+
 static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
 {
     shard_batches *sb = ctx;
@@ -406,7 +426,9 @@ static oq_status own_batch(void *ctx, const oq_batch_info *b, oq_err *err)
                                               "older ortqual): prepare the shards again (shard.prepare with overwrite)",
                           b->expected);
     const oq_validate_opts *o = sb->o;
-    oq_status changed = given_is_source(o->input_files, o->n_input_files, b, b->source, b->source_sha256, sb->root, err);
+    oq_status changed = made_as_planned(sb, b, err);
+    if (changed) return changed;
+    changed = given_is_source(o->input_files, o->n_input_files, b, b->source, b->source_sha256, sb->root, err);
     if (changed) return oq_err_prefix(err, "input_files ");
     changed = given_is_source(o->expected_files, o->n_expected_files, b, b->expected_source, b->expected_source_sha256,
                               sb->root, err);

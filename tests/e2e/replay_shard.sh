@@ -61,9 +61,10 @@ one_line 2 "^ortqual replay: shard 0 would load .* as the reference's ONNX Runti
 mkdir node1 && cp "$(readlink -f "$OQ_ORT_LIB")" node1/libonnxruntime.so
 expect 0 "shard 1 of 2 done" "$Q" "${R[@]}" --reference-ort-lib node1/libonnxruntime.so --outdir W --shard 1/2
 
-# ---- a shard of another plan: validate's shard in replay's folder is refused; a replay shard's
-# result copied into a validate campaign is refused by the merge
-one_line 2 "^ortqual validate: this shard's options make another plan than W/shards/plan.json" \
+# ---- a shard of another plan: validate's shard in replay's folder is refused (its command makes
+# events where the plan's batches are the user's files: said before the plans are compared); a
+# replay shard's result copied into a validate campaign is refused by the merge
+one_line 2 "^ortqual validate: --inputs names no file, but batch 0 of W/shards/plan.json was prepared from the user's file U/inputs_000.npz" \
     "$Q" validate --no-cache --num-events 6 --batch-size 2 --max-len 8 --repeat 1 --warmup 0 --no-plots \
     --progress never --configs ref:encoder:fp64,cpu:attention24:fp32 --outdir W --shard 0/2
 V=(validate --no-cache --num-events 6 --batch-size 2 --max-len 8 --repeat 1 --warmup 0 --no-plots --progress never

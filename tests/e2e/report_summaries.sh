@@ -15,20 +15,11 @@ CONTRA="refusing to draw a summary that contradicts itself$"
 # edit SRC DST CODE: DST/summary.json is SRC with python CODE run on its JSON `s`
 edit() {
     mkdir -p "$2"
-    $PY - "$1" "$2/summary.json" "$3" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-exec(sys.argv[3])
-json.dump(s, open(sys.argv[2], "w"), indent=1)
-PY
+    json_edit "$1" "$2/summary.json" "$3"
 }
 # refused DIR WHY: report (with --junit) and plot refuse DIR/summary.json in one line, nothing written
 refused() {
-    local cmd
-    for cmd in "report $1 --junit $1/j.xml" "plot $1 --out $1/plots"; do
-        # shellcheck disable=SC2086 # the command's words, split on purpose
-        one_line 2 "^ortqual ${cmd%% *}: $1/summary.json: $2: $CONTRA" "$Q" $cmd
-    done
+    draw_refused "$1" "$2: $CONTRA"
     [ "$(ls "$1")" = summary.json ] && ok "$1: nothing written" || bad "$1: written: $(ls "$1")"
 }
 

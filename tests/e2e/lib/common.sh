@@ -19,6 +19,27 @@ e2e_start() {
     cd "$T" || fail "cd $T"
 }
 
+# json_edit SRC DST CODE: DST is the JSON file SRC with python CODE run on it as `s` (a summary
+# edited by hand, for the readers that must refuse it)
+json_edit() {
+    $PY - "$1" "$2" "$3" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(s, open(sys.argv[2], "w"), indent=1)
+PY
+}
+
+# draw_refused DIR PATTERN: report (with --junit DIR/j.xml) and plot (--out DIR/plots) refuse
+# DIR/summary.json, exit 2, in one line "ortqual CMD: DIR/summary.json: PATTERN" (grep -E)
+draw_refused() {
+    local cmd
+    for cmd in "report $1 --junit $1/j.xml" "plot $1 --out $1/plots"; do
+        # shellcheck disable=SC2086 # the command's words, split on purpose
+        one_line 2 "^ortqual ${cmd%% *}: $1/summary.json: $2" "$Q" $cmd
+    done
+}
+
 # fail MSG: stop the script here (exit 1), for scripts where one failure ends the run.
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
