@@ -773,16 +773,20 @@ static int constant_of_shape(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f
 }
 
 typedef int (*fold_fn)(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f);
+#define ALL SIZE_MAX
+/* Each operator's fold, and how many of its first inputs are data (the rest are parameters read
+ * with param(): a shape, axes, repeats, a slice's bounds). */
 static const struct {
     const char *op;
     fold_fn fn;
+    size_t data;
 } OPS[] = {
-    {"Identity", identity}, {"Cast", cast},     {"Reshape", reshape}, {"Transpose", transpose},
-    {"Unsqueeze", unsqueeze}, {"Squeeze", squeeze}, {"Add", add},       {"Sub", sub},
-    {"Mul", mul},           {"Div", divide},    {"Mod", mod},         {"Min", min},
-    {"Max", max},           {"Neg", neg},       {"Where", where},     {"Expand", expand},
-    {"Tile", tile},         {"Gather", gather}, {"Concat", concat},   {"Range", range},
-    {"Slice", slice},       {"ConstantOfShape", constant_of_shape},
+    {"Identity", identity, ALL}, {"Cast", cast, ALL},     {"Reshape", reshape, 1}, {"Transpose", transpose, ALL},
+    {"Unsqueeze", unsqueeze, 1}, {"Squeeze", squeeze, 1}, {"Add", add, ALL},       {"Sub", sub, ALL},
+    {"Mul", mul, ALL},           {"Div", divide, ALL},    {"Mod", mod, ALL},       {"Min", min, ALL},
+    {"Max", max, ALL},           {"Neg", neg, ALL},       {"Where", where, ALL},   {"Expand", expand, 1},
+    {"Tile", tile, 1},           {"Gather", gather, ALL}, {"Concat", concat, ALL}, {"Range", range, ALL},
+    {"Slice", slice, 1},         {"ConstantOfShape", constant_of_shape, 0},
 };
 
 #define N_OPS (sizeof OPS / sizeof *OPS)
@@ -803,11 +807,13 @@ typedef struct walk_frame {
     size_t node, next;
 } walk_frame;
 
-/* The first value `value` depends on that is known only at run time (a graph input without a
- * default, the output of an operator the folder does not fold), depth first in input order, or
- * NULL where none is (or out of memory). Each node is entered once and the stack is explicit:
- * linear in the graph and without a limit, so a 100,000-node chain from an input is found as
- * one of 3 is (the folder itself stops at OQ_FOLD_MAX_OPS operators). */
+/* The first value whose values `value`'s are made of that is known only at run time (a graph
+ * input without a default, the output of an operator the folder does not fold), depth first in
+ * input order through the operators' data (not their parameters: values whose shape is computed
+ * are still constants, as param() says), or NULL where none is (or out of memory). Each node is
+ * entered once and the stack is explicit: linear in the graph and without a limit, so a
+ * 100,000-node chain from an input is found as one of 3 is (the folder itself stops at
+ * OQ_FOLD_MAX_OPS operators). */
 static const char *runtime_source(const oq_gview *v, const char *value)
 {
     const Onnx__GraphProto *g = oq_gview_graph(v);
@@ -826,7 +832,9 @@ static const char *runtime_source(const oq_gview *v, const char *value)
         }
         next = NULL;
         walk_frame *f = top ? &stack[top - 1] : NULL;
-        if (f && f->next < g->node[f->node]->n_input) next = g->node[f->node]->input[f->next++];
+        const Onnx__NodeProto *at = f ? g->node[f->node] : NULL;
+        size_t i = at ? op_index(at) : N_OPS, data = i < N_OPS ? OPS[i].data : 0; /* a Constant: none */
+        if (f && f->next < at->n_input && f->next < data) next = at->input[f->next++];
         else if (f) top--;
     }
     free(seen);
