@@ -1,4 +1,4 @@
-/* The query heads of an attention node, read off the graph (heads-impl.h). */
+/* The query heads of an attention node and their size, read off the graph (heads-impl.h). */
 #include <stdint.h>
 #include <string.h>
 
@@ -104,9 +104,15 @@ static int64_t size_of(const oq_gview *v, oq_symctx *sc, const char *value, int 
     return axis_size(&w, value, axis, 0);
 }
 
+/* A com.microsoft node; of op `op` unless NULL. */
+static int ms_op(const Onnx__NodeProto *n, const char *op)
+{
+    return n->domain && !strcmp(n->domain, "com.microsoft") && (!op || (n->op_type && !strcmp(n->op_type, op)));
+}
+
 int64_t oq_attention_query_heads(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n)
 {
-    int ms = n->domain && !strcmp(n->domain, "com.microsoft");
+    int ms = ms_op(n, NULL);
     const char *q = n->n_input ? n->input[0] : NULL;
     if (!ms && q && oq_sym_rank(sc, q) == 4) return size_of(v, sc, q, 1);
     int64_t a = oq_node_attr_int(n, ms ? "num_heads" : "q_num_heads", 0);
@@ -128,12 +134,6 @@ int64_t oq_input_head_size(oq_symctx *sc, const char *x, int rank, int64_t heads
     return heads > 0 && last % heads == 0 ? last / heads : -1;
 }
 
-/* com.microsoft's MultiHeadAttention or GroupQueryAttention (its op `op`). */
-static int ms_op(const Onnx__NodeProto *n, const char *op)
-{
-    return n->domain && !strcmp(n->domain, "com.microsoft") && n->op_type && !strcmp(n->op_type, op);
-}
-
 int64_t oq_attention_head_size(oq_symctx *sc, const Onnx__NodeProto *n, int64_t *q_heads, const char **from)
 {
     oq_symdim d[OQ_SYM_MAX_RANK];
@@ -143,7 +143,7 @@ int64_t oq_attention_head_size(oq_symctx *sc, const Onnx__NodeProto *n, int64_t 
     *from = "Q's shape";
     /* com.microsoft's Attention reads the hidden input before its projection, and a packed QKV
      * (no key input) holds more than the query heads: neither is H * D */
-    if (n->domain && !strcmp(n->domain, "com.microsoft") && (!(mha || gqa) || !k || !*k)) return -1;
+    if (ms_op(n, NULL) && (!(mha || gqa) || !k || !*k)) return -1;
     int rank = q && *q ? oq_sym_shape(sc, q, d, OQ_SYM_MAX_RANK) : -1;
     int64_t qh = oq_node_attr_int(n, mha || gqa ? "num_heads" : "q_num_heads", 0);
     int64_t h = oq_input_head_size(sc, q, rank, qh, &computed);
