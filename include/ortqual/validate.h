@@ -409,7 +409,8 @@ typedef struct oq_worker_run {
 /* Where a worker's time and memory went (bench/validate_cost). */
 typedef struct oq_worker_cost {
     int recorded;
-    double session_s, run_s, compare_s, io_s;
+    double session_s, run_s, compare_s, io_s; /* io_s: the batches' time beyond their calls and
+                                                  comparisons (reading, writing, their records) */
     int64_t rss_after_session_bytes, rss_after_first_run_bytes, rss_start_bytes;
     int64_t vmhwm_bytes, max_batch_bytes;
 } oq_worker_cost;

@@ -15,6 +15,7 @@
 
 #include "core/core-impl.h"
 #include "inspect/gview-impl.h"
+#include "inspect/heads-impl.h"
 #include "inspect/sdpa-impl.h"
 #include "inspect/symdim-impl.h"
 #include "onnx.pb-c.h"
@@ -218,12 +219,6 @@ oq_status cv_pass_expand_mask(cv_ctx *c, cv_model *m, oq_err *err);
 /* asked: the pass was requested (a node it cannot pad is refused), not on by default
  * (such a node is skipped with the reason). */
 oq_status cv_pass_pad_head(cv_ctx *c, cv_model *m, int asked, oq_err *err);
-/* The head size of Attention node `n`, for the padding and for convert's CUDA notes: Q's last
- * axis (rank 4; rank 3: hidden / q_num_heads), else K's (kv_num_heads), each as declared, else
- * as the graph computes it (cv_infer_last_dim); -1 unknown. Never from the scale: 1/sqrt(D) is
- * only the default (T5 scales by 1 whatever D). *from: "Q's shape", "K's shape", or either "as
- * the graph computes it"; *q_heads: Q's head count when the size is read from Q's shape, else 0. */
-int64_t cv_head_size(cv_model *m, const Onnx__NodeProto *n, int64_t *q_heads, const char **from);
 /* emulate: round Q/K/V to the dtype and back, attention stays float32 (a check model) */
 oq_status cv_pass_attention_dtype(cv_ctx *c, cv_model *m, int32_t dtype, int emulate, oq_err *err);
 oq_status cv_pass_lower(cv_ctx *c, cv_model *m, oq_err *err);
@@ -231,11 +226,6 @@ oq_status cv_pass_decompose_elu(cv_ctx *c, cv_model *m, oq_err *err);
 /* The newest opset ONNX Runtime 1.29 runs ("official support ... is till opset 26"): convert's
  * check runs the output on it, and opset.c's table holds the changes up to it. */
 #define CV_OPSET_MAX 26
-
-/* The size of `value`'s last axis as the graph computes it from its constants (the projections'
- * initializers, Reshape targets; through MatMul, Transpose, Reshape and the like), whatever its
- * declaration says (a symbolic "hd" included); -1 when nothing fixes it. */
-int64_t cv_infer_last_dim(cv_model *m, const char *value);
 
 /* Check that every default-domain operator keeps its meaning from the model's opset to
  * `target` (at most CV_OPSET_MAX): 1, with a refused "opset" step naming the first node that

@@ -35,9 +35,3 @@ size_t cv_infer_types(cv_model *m)
     free(k);
     return m->oom ? 0 : n;
 }
-
-int64_t cv_infer_last_dim(cv_model *m, const char *value)
-{
-    oq_symctx *sc = cv_sym(m);
-    return sc ? oq_sym_computed_last(sc, value) : -1;
-}

@@ -37,7 +37,7 @@ typedef struct heads {
     int rank;           /* 4: [B, H, L, D]; 3: [B, L, H*D] */
     int64_t qh, kvh;    /* head counts (rank 3: the attributes) */
     int64_t qk, v;      /* head sizes; -1 unknown */
-    const char *qk_from, *v_from; /* where qk came from (cv_head_size); v_from NULL: V's own shape */
+    const char *qk_from, *v_from; /* where qk came from (oq_attention_head_size); v_from NULL: V's own shape */
     int unknown;        /* qk unknown: nothing states it */
 } heads;
 
@@ -56,39 +56,6 @@ static int rank_of(cv_model *m, const char *x, cv_dim *d)
         for (int i = 0; i < r && i < OQ_SYM_MAX_RANK; i++) d[i] = (cv_dim){-1, NULL};
     }
     return r;
-}
-
-/* The head size of input `x` of a rank-`rank` node with `h` heads (rank 3), or -1 (also for
- * any rank but 3 and 4: an unknown one included): its last axis as declared, else as the graph
- * computes it (*computed set). */
-static int64_t head_of(cv_model *m, const char *x, int rank, int64_t h, int *computed)
-{
-    cv_dim d[OQ_SYM_MAX_RANK];
-    if ((rank != 3 && rank != 4) || !x || !*x || rank_of(m, x, d) != rank) return -1;
-    int64_t last = d[rank - 1].param ? -1 : d[rank - 1].value;
-    *computed = last <= 0;
-    if (last <= 0) last = cv_infer_last_dim(m, x);
-    if (last <= 0) return -1;
-    if (rank == 4) return last;
-    return h > 0 && last % h == 0 ? last / h : -1;
-}
-
-int64_t cv_head_size(cv_model *m, const Onnx__NodeProto *n, int64_t *q_heads, const char **from)
-{
-    cv_dim d[OQ_SYM_MAX_RANK];
-    const char *q = n->n_input > 0 ? n->input[0] : NULL, *k = n->n_input > 1 ? n->input[1] : NULL;
-    int rank = q && *q ? rank_of(m, q, d) : -1;
-    int computed = 0;
-    int64_t qh = oq_node_attr_int(n, "q_num_heads", 0), h = head_of(m, q, rank, qh, &computed);
-    *q_heads = 0;
-    *from = computed ? "Q's shape as the graph computes it" : "Q's shape";
-    if (h > 0) {
-        *q_heads = rank == 3 ? qh : d[1].value > 0 && !d[1].param ? d[1].value : 0;
-        return h;
-    }
-    h = head_of(m, k, rank, oq_node_attr_int(n, "kv_num_heads", 0), &computed);
-    *from = computed ? "K's shape as the graph computes it" : "K's shape";
-    return h > 0 ? h : -1;
 }
 
 /* The layout and head sizes of node `n`, or the reason it cannot be padded. */
@@ -116,13 +83,14 @@ static const char *read_heads(cv_model *m, const Onnx__NodeProto *n, heads *h, c
     if (h->rank == 3 && (h->qh <= 0 || h->kvh <= 0)) return "3-D Q/K/V without q_num_heads and kv_num_heads";
     if (h->qh > MAX_HEAD || h->kvh > MAX_HEAD) return "q_num_heads or kv_num_heads over 2^20";
     int64_t q_heads;
-    h->qk = cv_head_size(m, n, &q_heads, &h->qk_from);
+    oq_symctx *sc = cv_sym(m); /* NULL: out of memory, noted in m */
+    h->qk = sc ? oq_attention_head_size(sc, n, &q_heads, &h->qk_from) : -1;
     if (h->qk < 0) {
         h->unknown = 1;
         return HEAD_UNKNOWN;
     }
     int computed;
-    h->v = head_of(m, n->input[2], h->rank, h->kvh, &computed);
+    h->v = oq_input_head_size(sc, n->input[2], h->rank, h->kvh, &computed);
     h->v_from = NULL;
     if (h->v < 0) {
         h->v = h->qk;

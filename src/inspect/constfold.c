@@ -773,17 +773,74 @@ static int constant_of_shape(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f
 }
 
 typedef int (*fold_fn)(oq_fold *fo, const Onnx__NodeProto *p, oq_folded *f);
+#define ALL SIZE_MAX
+/* Each operator's fold, and how many of its first inputs are data (the rest are parameters read
+ * with param(): a shape, axes, repeats, a slice's bounds). */
 static const struct {
     const char *op;
     fold_fn fn;
+    size_t data;
 } OPS[] = {
-    {"Identity", identity}, {"Cast", cast},     {"Reshape", reshape}, {"Transpose", transpose},
-    {"Unsqueeze", unsqueeze}, {"Squeeze", squeeze}, {"Add", add},       {"Sub", sub},
-    {"Mul", mul},           {"Div", divide},    {"Mod", mod},         {"Min", min},
-    {"Max", max},           {"Neg", neg},       {"Where", where},     {"Expand", expand},
-    {"Tile", tile},         {"Gather", gather}, {"Concat", concat},   {"Range", range},
-    {"Slice", slice},       {"ConstantOfShape", constant_of_shape},
+    {"Identity", identity, ALL}, {"Cast", cast, ALL},     {"Reshape", reshape, 1}, {"Transpose", transpose, ALL},
+    {"Unsqueeze", unsqueeze, 1}, {"Squeeze", squeeze, 1}, {"Add", add, ALL},       {"Sub", sub, ALL},
+    {"Mul", mul, ALL},           {"Div", divide, ALL},    {"Mod", mod, ALL},       {"Min", min, ALL},
+    {"Max", max, ALL},           {"Neg", neg, ALL},       {"Where", where, ALL},   {"Expand", expand, 1},
+    {"Tile", tile, 1},           {"Gather", gather, ALL}, {"Concat", concat, ALL}, {"Range", range, ALL},
+    {"Slice", slice, 1},         {"ConstantOfShape", constant_of_shape, 0},
 };
+
+#define N_OPS (sizeof OPS / sizeof *OPS)
+
+/* The entry of OPS that folds p, or N_OPS where none does. */
+static size_t op_index(const Onnx__NodeProto *p)
+{
+    size_t i = 0;
+    while (i < N_OPS && !oq_node_is(p, OPS[i].op)) i++;
+    return i;
+}
+
+/* Whether the folder folds what p makes (one of OPS, or a Constant). */
+static int folded(const Onnx__NodeProto *p) { return op_index(p) < N_OPS || oq_node_is(p, "Constant"); }
+
+/* A node of the walk below and its next input to visit. */
+typedef struct walk_frame {
+    size_t node, next;
+} walk_frame;
+
+/* The first value whose values `value`'s are made of that is known only at run time (a graph
+ * input without a default, the output of an operator the folder does not fold), depth first in
+ * input order through the operators' data (not their parameters: values whose shape is computed
+ * are still constants, as param() says), or NULL where none is (or out of memory). Each node is
+ * entered once and the stack is explicit: linear in the graph and without a limit, so a
+ * 100,000-node chain from an input is found as one of 3 is (the folder itself stops at
+ * OQ_FOLD_MAX_OPS operators). */
+static const char *runtime_source(const oq_gview *v, const char *value)
+{
+    const Onnx__GraphProto *g = oq_gview_graph(v);
+    size_t top = 0, idx = 0;
+    unsigned char *seen = calloc(g->n_node ? g->n_node : 1, 1);
+    walk_frame *stack = malloc((g->n_node ? g->n_node : 1) * sizeof *stack); /* each node pushed once at most */
+    const char *found = NULL, *next = seen && stack ? value : NULL;
+    while (!found && (next || top)) {
+        const Onnx__NodeProto *p = next && *next ? oq_gview_producer(v, next, &idx) : NULL;
+        int fresh = p && !seen[idx];
+        if (next && *next && (p ? fresh && !folded(p) : !oq_gview_initializer(v, next)))
+            found = next;
+        else if (fresh) {
+            seen[idx] = 1;
+            stack[top++] = (walk_frame){idx, 0};
+        }
+        next = NULL;
+        walk_frame *f = top ? &stack[top - 1] : NULL;
+        const Onnx__NodeProto *at = f ? g->node[f->node] : NULL;
+        size_t i = at ? op_index(at) : N_OPS, data = i < N_OPS ? OPS[i].data : 0; /* a Constant: none */
+        if (f && f->next < at->n_input && f->next < data) next = at->input[f->next++];
+        else if (f) top--;
+    }
+    free(seen);
+    free(stack);
+    return found;
+}
 
 /* p counted against the budget, once however often and however it is read (a parameter, data),
  * and put on the path of those being folded; one already there is a cycle. */
@@ -809,9 +866,8 @@ static int enter(oq_fold *fo, const Onnx__NodeProto *p, const char *value)
 /* A folded operator p: its inputs first, then its result, its name noted on the values' way. */
 static int apply(oq_fold *fo, const char *value, const Onnx__NodeProto *p, oq_folded *f)
 {
-    size_t i = 0, n = sizeof OPS / sizeof *OPS;
-    while (i < n && !oq_node_is(p, OPS[i].op)) i++;
-    if (i == n) {
+    size_t i = op_index(p);
+    if (i == N_OPS) {
         fo->runtime = value;
         return OQ_FOLD_NONE;
     }
@@ -893,7 +949,11 @@ static int eval(oq_fold *fo, const char *value, oq_folded *f)
 int oq_fold_value(oq_fold *fo, const char *value, oq_folded *out)
 {
     memset(out, 0, sizeof *out);
-    return eval(fo, value, out);
+    int st = eval(fo, value, out);
+    /* given up (a limit met, an overflow on the way): a value known only at run time behind it
+     * makes it no constant, whichever the folder met first */
+    if (st == OQ_FOLD_CANNOT && (fo->runtime = runtime_source(fo->v, value))) st = OQ_FOLD_NONE;
+    return st;
 }
 
 void oq_fold_free(oq_fold *fo)

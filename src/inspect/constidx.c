@@ -47,15 +47,17 @@ static int casts_followed(int32_t type, const Onnx__NodeProto *const *cast, int 
 
 /* The graph input (without a default) whose values the indices of n are, through ops that keep
  * them as the batch check's walk does (inputuse.c: a GatherND's only with their rank kept, and
- * Casts only where it follows them), else NULL; the Casts on the way named in casts ("": none). */
+ * Casts only where it follows them), else NULL; the Casts on the way named in casts ("": none).
+ * One path back, as long as the graph's (acyclic: oq_graph_defs_check) chain, as that walk
+ * follows it to any length. */
 static const char *fed_input(const oq_gview *v, const Onnx__NodeProto *n, char *casts, size_t cap)
 {
     static const char *const KEEP[] = {"Cast", "Identity", "Reshape", "Transpose", "Unsqueeze", "Squeeze"};
-    const Onnx__NodeProto *cast[OQ_FOLD_MAX_OPS];
+    const Onnx__NodeProto *cast[OQ_INDEX_CASTS_MAX];
     const char *value = n->input[1];
     int n_cast = 0;
     *casts = 0;
-    for (int depth = 0; depth < OQ_FOLD_MAX_OPS; depth++) {
+    for (size_t depth = 0; depth <= oq_gview_graph(v)->n_node; depth++) {
         const Onnx__NodeProto *p = oq_gview_producer(v, value, NULL);
         if (!p)
             return !oq_gview_initializer(v, value) && is_graph_input(v, value) &&
@@ -64,7 +66,7 @@ static const char *fed_input(const oq_gview *v, const Onnx__NodeProto *n, char *
         const char *const *end = oq_node_is(n, "GatherND") ? KEEP + 2 : KEEP + 6;
         while (op < end && !oq_node_is(p, *op)) op++;
         if (op == end || !p->n_input) return NULL;
-        if (op == KEEP) cast[n_cast++] = p;
+        if (op == KEEP && n_cast++ < OQ_INDEX_CASTS_MAX) cast[n_cast - 1] = p; /* more: not followed */
         value = p->input[0];
     }
     return NULL;

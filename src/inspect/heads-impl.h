@@ -15,10 +15,26 @@ typedef struct oq_heads {
     int folded; /* a chain of [B*H, L, D] scores */
 } oq_heads;
 
-/* An ONNX Attention node's (`ms` 0) or a com.microsoft one's (`ms` 1): Q's axis 1 where Q is
- * 4-D ([B, H, L, D]: ONNX reads the heads off the shape then; D its axis 3), else q_num_heads
- * (com.microsoft: num_heads), D Q's hidden axis over them. */
-oq_heads oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms);
+/* The query heads of an ONNX Attention node or a com.microsoft one: Q's axis 1 where an ONNX
+ * Attention's Q is 4-D ([B, H, L, D]: ONNX reads the heads off the shape then), else q_num_heads
+ * (com.microsoft: num_heads); 0 where the graph does not fix them. */
+int64_t oq_attention_query_heads(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n);
+
+/* The head size of input `x` of an attention node of rank `rank` (4: [B, H, L, D]; 3:
+ * [B, L, H*D] with `heads` heads), or -1 (also for any other rank, or x of another one): its
+ * last axis as declared, else as the graph computes it (oq_sym_computed_last: projections'
+ * initializers, Reshape targets; *computed set). */
+int64_t oq_input_head_size(oq_symctx *sc, const char *x, int rank, int64_t heads, int *computed);
+
+/* The head size of attention node `n`, the one reading of convert (its padding, its CUDA notes)
+ * and inspect (and so validate's advice): Q's (rank 4; rank 3: hidden / q_num_heads), else K's
+ * (kv_num_heads), each oq_input_head_size; com.microsoft's MultiHeadAttention and
+ * GroupQueryAttention likewise with num_heads (K: MultiHeadAttention's num_heads, GroupQuery's
+ * kv_num_heads), where Q is the query alone (a key input given); -1 unknown. Never from the
+ * scale: 1/sqrt(D) is only the default (T5 scales by 1 whatever D). *from: "Q's shape", "K's
+ * shape", or either "as the graph computes it"; *q_heads: Q's head count when the size is read
+ * from Q's shape, else 0. */
+int64_t oq_attention_head_size(oq_symctx *sc, const Onnx__NodeProto *n, int64_t *q_heads, const char **from);
 /* A decomposed chain's: the heads axis of the query side of its score product (rank 4: axis 1;
  * rank 5, grouped query heads [B, Hkv, G, L, D]: Hkv * G), carried back through the Transpose and
  * the Reshape that split the heads off the hidden axis, D its last axis; rank 3, the heads folded

@@ -1,5 +1,6 @@
-/* The query heads of an attention node, read off the graph (heads-impl.h). */
+/* The query heads of an attention node and their size, read off the graph (heads-impl.h). */
 #include <stdint.h>
+#include <string.h>
 
 #include "inspect/heads-impl.h"
 
@@ -103,21 +104,57 @@ static int64_t size_of(const oq_gview *v, oq_symctx *sc, const char *value, int 
     return axis_size(&w, value, axis, 0);
 }
 
-oq_heads oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms)
+/* A com.microsoft node; of op `op` unless NULL. */
+static int ms_op(const Onnx__NodeProto *n, const char *op)
 {
-    oq_heads h = {0};
+    return n->domain && !strcmp(n->domain, "com.microsoft") && (!op || (n->op_type && !strcmp(n->op_type, op)));
+}
+
+int64_t oq_attention_query_heads(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n)
+{
+    int ms = ms_op(n, NULL);
     const char *q = n->n_input ? n->input[0] : NULL;
-    int rank = q ? oq_sym_rank(sc, q) : -1;
-    if (!ms && rank == 4) return (oq_heads){size_of(v, sc, q, 1), size_of(v, sc, q, 3), 0};
+    if (!ms && q && oq_sym_rank(sc, q) == 4) return size_of(v, sc, q, 1);
     int64_t a = oq_node_attr_int(n, ms ? "num_heads" : "q_num_heads", 0);
-    h.heads = a > 0 ? a : 0;
+    return a > 0 ? a : 0;
+}
+
+/* A declared (or inferred) size, else 0. */
+static int64_t plain_size(oq_symdim d) { return d.n == 0 && d.coef > 0 ? d.coef : 0; }
+
+int64_t oq_input_head_size(oq_symctx *sc, const char *x, int rank, int64_t heads, int *computed)
+{
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    if ((rank != 3 && rank != 4) || !x || !*x || oq_sym_shape(sc, x, d, OQ_SYM_MAX_RANK) != rank) return -1;
+    int64_t last = plain_size(d[rank - 1]);
+    *computed = last <= 0;
+    if (last <= 0) last = oq_sym_computed_last(sc, x);
+    if (last <= 0) return -1;
+    if (rank == 4) return last;
+    return heads > 0 && last % heads == 0 ? last / heads : -1;
+}
+
+int64_t oq_attention_head_size(oq_symctx *sc, const Onnx__NodeProto *n, int64_t *q_heads, const char **from)
+{
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    int mha = ms_op(n, "MultiHeadAttention"), gqa = ms_op(n, "GroupQueryAttention"), computed = 0;
+    const char *q = n->n_input > 0 ? n->input[0] : NULL, *k = n->n_input > 1 ? n->input[1] : NULL;
+    *q_heads = 0;
+    *from = "Q's shape";
     /* com.microsoft's Attention reads the hidden input before its projection, and a packed QKV
      * (no key input) holds more than the query heads: neither is H * D */
-    int hidden_is_q = !ms || ((oq_node_is(n, "MultiHeadAttention") || oq_node_is(n, "GroupQueryAttention")) &&
-                              n->n_input > 1 && *n->input[1]);
-    int64_t e = h.heads && rank == 3 && hidden_is_q ? size_of(v, sc, q, 2) : 0;
-    h.head_dim = e > 0 && e % h.heads == 0 ? e / h.heads : 0;
-    return h;
+    if (ms_op(n, NULL) && (!(mha || gqa) || !k || !*k)) return -1;
+    int rank = q && *q ? oq_sym_shape(sc, q, d, OQ_SYM_MAX_RANK) : -1;
+    int64_t qh = oq_node_attr_int(n, mha || gqa ? "num_heads" : "q_num_heads", 0);
+    int64_t h = oq_input_head_size(sc, q, rank, qh, &computed);
+    if (computed) *from = "Q's shape as the graph computes it";
+    if (h > 0) {
+        *q_heads = rank == 3 ? qh : plain_size(d[1]);
+        return h;
+    }
+    h = oq_input_head_size(sc, k, rank, oq_node_attr_int(n, mha ? "num_heads" : "kv_num_heads", 0), &computed);
+    *from = computed ? "K's shape as the graph computes it" : "K's shape";
+    return h > 0 ? h : -1;
 }
 
 int oq_mha_fold_of(const oq_gview *v, oq_symctx *sc, const char *value, const int64_t perm[3], oq_mha_fold *out)

@@ -415,9 +415,13 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size
         fill_attrs(c, a, n);
         a->detail = onnx_attn ? onnx_attention_inputs(c, n) : dupf(c, "inputs: %zu", n->n_input);
         a->elem_type = c->view && n->n_input ? oq_gview_elem_type_derived(c->view, n->input[0]) : 0;
-        oq_heads h = c->view && c->sym ? oq_attention_heads_op(c->view, c->sym, n, ms) : (oq_heads){0, 0, 0};
-        a->heads = h.heads;
-        a->head_dim = h.head_dim;
+        int64_t q_heads, d = -1;
+        const char *from;
+        if (c->view && c->sym) {
+            a->heads = oq_attention_query_heads(c->view, c->sym, n);
+            d = oq_attention_head_size(c->sym, n, &q_heads, &from); /* convert's reading too */
+        }
+        a->head_dim = d > 0 ? d : 0;
     }
     find_decomposed(c, mi, idx);
     if (c->view) add_warning(c, mi, oq_const_indices_note(c->view, n));

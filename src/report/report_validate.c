@@ -478,6 +478,16 @@ static void session_entry_note(oq_sb *b, const json_t *c, const char *field, con
                value_str(json_object_get(c, field), v, sizeof v), key, value_str(json_object_get(c, option), o, sizeof o));
 }
 
+/* ", ORT's intra-op threads 2 (its default for 0: the physical cores)" where ORT picked `field`'s count. */
+static void ort_default_note(oq_sb *b, const json_t *c, const char *field, const char *what)
+{
+    char from[64];
+    snprintf(from, sizeof from, "%s_from", field);
+    if (!strcmp(oq_j_str(c, from, ""), "ort-default"))
+        oq_sb_escf(b, ", ORT's %s %lld (its default for 0: the physical cores)", what,
+                   (long long)json_integer_value(json_object_get(c, field)));
+}
+
 static void worker_lines(oq_sb *b, const json_t *c)
 {
     const json_t *w = json_object_get(c, "worker");
@@ -508,14 +518,13 @@ static void worker_lines(oq_sb *b, const json_t *c)
                          json_integer_value(json_object_get(c, "graph_opt_option")) >= 0
                              ? (long long)json_integer_value(json_object_get(c, "graph_opt_option")) : 99LL);
         session_entry_note(b, c, "threads", "intra-op threads", "session.intra_op_num_threads");
-        if (!strcmp(oq_j_str(c, "threads_from", ""), "ort-default"))
-            oq_sb_escf(b, ", ORT's intra-op threads %lld (its default for 0: the physical cores)",
-                       (long long)json_integer_value(json_object_get(c, "threads")));
+        ort_default_note(b, c, "threads", "intra-op threads");
         if (*oq_j_str(c, "thread_affinities", ""))
             oq_sb_escf(b, ", intra-op thread affinities %s (session.intra_op_thread_affinities)",
                        oq_j_str(c, "thread_affinities", ""));
         session_entry_note(b, c, "inter_op_threads", "inter-op threads",
                            "session.inter_op_num_threads or session.execution_mode");
+        ort_default_note(b, c, "inter_op_threads", "inter-op threads");
         session_entry_note(b, c, "execution_mode", "execution mode", "session.execution_mode");
         oq_sb_puts(b, "</p>\n");
     }

@@ -95,7 +95,9 @@ void oq_session_threads_as_run(int intra, int inter, json_t *config, oq_session_
  * value) where one was given; the same
  * for "inter_op_threads" and "execution_mode" ("sequential" or "parallel"), written always when
  * `all` (bench, whose options set them) and otherwise where an entry set them (validate, which
- * runs ORT's sequential mode unless one does). The one record validate, replay and bench write. */
+ * runs ORT's sequential mode unless one does), "inter_op_threads" also wherever the mode is
+ * parallel (ORT's 0 there is its default pool, recorded as oq_ort_default_threads with
+ * "inter_op_threads_from" "ort-default"). The one record validate, replay and bench write. */
 json_t *oq_session_threads_json(const oq_session_threads *t, int all);
 
 /* The intra-op count a record (a configuration's "threads", "threads_from") asked ORT for: 0 for

@@ -336,8 +336,13 @@ json_t *oq_session_threads_json(const oq_session_threads *t, int all)
           json_integer(t->intra_option));
     if (t->intra_default) json_object_set_new(j, "threads_from", json_string("ort-default"));
     if (t->affinities) json_object_set_new(j, "thread_affinities", json_string(t->affinities));
-    if (all || inter_entry)
-        field(j, "inter_op_threads", json_integer(t->inter), inter_entry, json_integer(t->inter_option));
+    /* parallel mode starts an inter-op pool: its 0 is ORT's default, the intra-op pool's count
+     * (the same CreateThreadPoolHelper), recorded as that count as the intra-op one is */
+    int inter_default = t->parallel && t->inter == 0;
+    if (all || inter_entry || t->parallel)
+        field(j, "inter_op_threads", json_integer(inter_default ? oq_ort_default_threads() : t->inter), inter_entry,
+              json_integer(t->inter_option));
+    if (inter_default) json_object_set_new(j, "inter_op_threads_from", json_string("ort-default"));
     if (all || t->mode_entry)
         field(j, "execution_mode", json_string(t->parallel ? "parallel" : "sequential"), t->mode_entry,
               json_string(parallel_option ? "parallel" : "sequential"));

@@ -26,13 +26,24 @@ grep -q "intra-op threads 2, from --session-config session.intra_op_num_threads,
   ok "validate text: the threads ran and where they came from" || bad "text: $(grep 'ONNX Runtime' v.out)"
 grep -q "intra-op threads 2 (set by the session config entry session.intra_op_num_threads, over the option&#39;s 1)" v/report.html &&
   ok "report.html: the threads ran and where they came from" || bad "report.html: $(grep -o 'intra-op threads[^<]*' v/report.html)"
+# ORT's default count (0) of a pool: one thread per physical core (its cpuinfo count of sysfs'
+# cores: counted here from each CPU's core and package ids)
+cores=$($PY -c '
+import glob
+ids = set()
+for d in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology"):
+    ids.add((open(d + "/physical_package_id").read().strip(), open(d + "/core_id").read().strip()))
+print(max(1, len(ids)))')
 "$Q" "${V[@]}" --session-config session.execution_mode=parallel --outdir vp > vp.out 2>&1 || fail "validate parallel: $(tail -3 vp.out)"
-$PY - vp/summary.json <<'PYEOF' && ok "validate summary.json: the entry's parallel mode" || bad "validate mode: $(grep -o '"execution_mode[^,]*' vp/summary.json)"
+$PY - vp/summary.json "$cores" <<'PYEOF' && ok "validate summary.json: the entry's parallel mode, its inter-op threads ORT's default $cores" || bad "validate mode: $(grep -o '"execution_mode[^,]*\|"inter_op[^,]*' vp/summary.json)"
 import json, sys
 cpu = json.load(open(sys.argv[1]))["configs"][1]
 assert (cpu["execution_mode"], cpu["execution_mode_from"], cpu["execution_mode_option"]) == ("parallel", "session_config", "sequential"), cpu
 assert (cpu["threads"], "threads_from" in cpu) == (1, False), cpu
+assert (cpu["inter_op_threads"], cpu["inter_op_threads_from"], "inter_op_threads_option" in cpu) == (int(sys.argv[2]), "ort-default", False), cpu
 PYEOF
+grep -q "ORT&#39;s inter-op threads $cores (its default for 0: the physical cores)" vp/report.html &&
+  ok "report.html: ORT's default inter-op threads in parallel mode" || bad "parallel report.html: $(grep -o 'inter-op threads[^<]*' vp/report.html)"
 # a summary without the new fields (written before them) still reads
 $PY - v/summary.json <<'PYEOF'
 import json, sys
@@ -59,6 +70,16 @@ r = next(csv.DictReader(open(sys.argv[2])))
 assert (r["threads"], r["inter_op_threads"]) == ("2", "0"), r
 PYEOF
 
+"$Q" "${B[@]}" --threads 1 --session-config session.execution_mode=parallel --quiet --outdir bp > bp.out 2>&1 || fail "bench parallel: $(tail -3 bp.out)"
+$PY - bp/summary.json "$cores" <<'PYEOF' && ok "bench: parallel mode's inter-op threads ORT's default $cores, the row's 0 as asked" || bad "bench parallel: $(grep -o '"inter_op[^,]*' bp/summary.json)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+c, row = s["config"], s["results"][0]
+assert (c["inter_op_threads"], c["inter_op_threads_from"], "inter_op_threads_option" in c) == (int(sys.argv[2]), "ort-default", False), c
+assert (c["execution_mode"], c["execution_mode_from"]) == ("parallel", "session_config"), c
+assert row["inter_op_threads"] == 0, row
+PYEOF
+
 # ---- bench --baseline: rows matched by the threads ORT ran
 "$Q" "${B[@]}" --threads 2 --quiet --outdir b2 > b2.out 2>&1 || fail "bench --threads 2: $(tail -3 b2.out)"
 "$Q" "${B[@]}" --threads 1 --session-config session.intra_op_num_threads=2 --baseline b2/summary.json \
@@ -83,16 +104,9 @@ rc=$?
 one_line 2 "another measurement: ORT's execution mode \"parallel\" \(from session config session\.execution_mode\) here, \"sequential\" in the baseline" \
   "$Q" "${B[@]}" --threads 2 --session-config session.execution_mode=parallel --baseline b2/summary.json --quiet --outdir b5
 
-# ---- ORT's default (0): recorded as the threads ORT starts, one per physical core (its cpuinfo
-# count of sysfs' cores: counted here from each CPU's core and package ids), with its source; the
-# affinities entry recorded beside the count (ORT wants one per thread but the caller's, and
-# numbers the processors from 1)
-cores=$($PY -c '
-import glob
-ids = set()
-for d in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology"):
-    ids.add((open(d + "/physical_package_id").read().strip(), open(d + "/core_id").read().strip()))
-print(max(1, len(ids)))')
+# ---- ORT's default (0): recorded as the threads ORT starts, one per physical core ($cores), with
+# its source; the affinities entry recorded beside the count (ORT wants one per thread but the
+# caller's, and numbers the processors from 1)
 V0=("${V[@]:0:${#V[@]}-2}") # V without its --threads 1
 "$Q" "${V0[@]}" --threads 0 --outdir d0 > d0.out 2>&1 || fail "validate --threads 0: $(tail -3 d0.out)"
 $PY - d0/summary.json "$cores" <<'PYEOF' && ok "validate --threads 0: threads $cores, from ORT's default" || bad "threads 0: $(grep -o '"threads[^,]*' d0/summary.json)"

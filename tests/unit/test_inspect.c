@@ -381,6 +381,47 @@ static void test_heads_mha_fold(void **state)
     oq_model_info_free(mi);
 }
 
+/* One attention node `op` of `domain` on q, k, v (k and v of `kd`), inspected. */
+static oq_model_info *attention_model(const char *op, const char *domain, int rank, const oq_dim *qd,
+                                      const oq_dim *kd, const oq_attr *attrs, size_t n_attrs)
+{
+    const oq_opset ops[] = {{"", 24}, {"com.microsoft", 1}};
+    oq_graph *g;
+    assert_int_equal(oq_graph_create(ops, 2, "heads", &g, NULL), OQ_OK);
+    oq_graph_add_input(g, "q", OQ_DTYPE_FLOAT32, rank, qd);
+    oq_graph_add_input(g, "k", OQ_DTYPE_FLOAT32, rank, kd);
+    oq_graph_add_input(g, "v", OQ_DTYPE_FLOAT32, rank, kd);
+    const char *y = "y";
+    assert_int_equal(oq_graph_add_node(g, op, domain, "attn", 3, (const char *[]){"q", "k", "v"}, 1, &y, n_attrs, attrs),
+                     OQ_OK);
+    oq_graph_add_output(g, "y", "y", OQ_DTYPE_FLOAT32, -1, NULL);
+    return inspect_graph(g);
+}
+
+/* The head size is convert's reading (oq_attention_head_size): Q's last axis, else K's where Q's
+ * is dynamic; com.microsoft's MultiHeadAttention with a key input reads Q's hidden axis over
+ * num_heads as ONNX's 3-D Attention does. */
+static void test_head_size_as_convert_reads_it(void **state)
+{
+    (void)state;
+    const oq_dim q4[] = {OQ_DIM_SYM("b"), OQ_DIM(2), OQ_DIM(16), OQ_DIM_SYM("d")};
+    const oq_dim k4[] = {OQ_DIM_SYM("b"), OQ_DIM(2), OQ_DIM(16), OQ_DIM(8)};
+    oq_model_info *mi = attention_model("Attention", NULL, 4, q4, k4, NULL, 0);
+    assert_int_equal(mi->n_attention, 1);
+    if (mi->attention[0].heads != 2 || mi->attention[0].head_dim != 8)
+        fail_msg("Attention: heads %lld, head_dim %lld", (long long)mi->attention[0].heads,
+                 (long long)mi->attention[0].head_dim);
+    oq_model_info_free(mi);
+    const oq_dim h3[] = {OQ_DIM_SYM("b"), OQ_DIM(4), OQ_DIM(64)};
+    const oq_attr nh = OQ_ATTR_I("num_heads", 4);
+    mi = attention_model("MultiHeadAttention", "com.microsoft", 3, h3, h3, &nh, 1);
+    assert_int_equal(mi->n_attention, 1);
+    if (mi->attention[0].heads != 4 || mi->attention[0].head_dim != 16)
+        fail_msg("MultiHeadAttention: heads %lld, head_dim %lld", (long long)mi->attention[0].heads,
+                 (long long)mi->attention[0].head_dim);
+    oq_model_info_free(mi);
+}
+
 static void test_microsoft_and_custom_domains(void **state)
 {
     (void)state;
@@ -1034,6 +1075,7 @@ int main(void)
         cmocka_unit_test(test_heads_folded_into_batch),
         cmocka_unit_test(test_heads_folded_from_hidden),
         cmocka_unit_test(test_heads_mha_fold),
+        cmocka_unit_test(test_head_size_as_convert_reads_it),
         cmocka_unit_test(test_heads_walk_bounded),
         cmocka_unit_test(test_microsoft_and_custom_domains),
         cmocka_unit_test(test_bad_files),

@@ -274,6 +274,33 @@ static void test_threads_default_resolved(void **state)
     assert_threads_record(&t, 0, "{\"thread_affinities\":\"1;2\",\"threads\":3}");
 }
 
+/* Parallel mode's inter-op count of 0 is ORT's default pool, the intra-op pool's count (the same
+ * CreateThreadPoolHelper): recorded as that count, with that source, as the intra-op one is;
+ * sequential mode starts no inter-op pool, its 0 stays 0. */
+static void test_inter_default_resolved(void **state)
+{
+    (void)state;
+    int cores = oq_ort_default_threads();
+    char want[320];
+    oq_session_threads t;
+    const char *k[] = {"session.execution_mode", "session.inter_op_num_threads"}, *v[] = {"parallel", "0"};
+    oq_session_threads_ran(1, 0, 1, k, v, &t); /* validate with the mode entry alone */
+    assert_true(t.parallel && t.inter == 0);
+    snprintf(want, sizeof want,
+             "{\"execution_mode\":\"parallel\",\"execution_mode_from\":\"session_config\",\"execution_mode_option\":"
+             "\"sequential\",\"inter_op_threads\":%d,\"inter_op_threads_from\":\"ort-default\",\"threads\":1}",
+             cores);
+    assert_threads_record(&t, 0, want);
+    oq_session_threads_ran(1, 2, 1, k + 1, v + 1, &t); /* the entry's 0 over --inter-op-threads 2 */
+    snprintf(want, sizeof want,
+             "{\"execution_mode\":\"parallel\",\"inter_op_threads\":%d,\"inter_op_threads_from\":\"ort-default\","
+             "\"inter_op_threads_option\":2,\"threads\":1}",
+             cores);
+    assert_threads_record(&t, 1, want);
+    oq_session_threads_ran(1, 0, 0, NULL, NULL, &t); /* sequential: no pool, 0 as it was */
+    assert_threads_record(&t, 1, "{\"execution_mode\":\"sequential\",\"inter_op_threads\":0,\"threads\":1}");
+}
+
 static void test_null_arguments(void **state)
 {
     (void)state;
@@ -295,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_as_run_for_timing),
         cmocka_unit_test(test_threads_as_run),
         cmocka_unit_test(test_threads_default_resolved),
+        cmocka_unit_test(test_inter_default_resolved),
         cmocka_unit_test(test_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3797,6 +3797,83 @@ static void estimate_fixed_from_measured_calls(void **state)
     oq_validate_summary_free(s);
 }
 
+/* A run in this process whose batches each take SLOW_BATCH_S more of the worker's time (the
+ * caller's progress hook, as an isolated worker's progress line is its own): when each
+ * configuration's worker starts and ends, from the progress lines around it. */
+#define SLOW_BATCH_S 0.06
+typedef struct slow_run {
+    double start[2], end[2];
+} slow_run;
+
+static void slow_batch(void *ctx, const oq_validate_progress *p)
+{
+    (void)ctx;
+    (void)p;
+    const struct timespec pause = {0, (long)(SLOW_BATCH_S * 1e9)};
+    nanosleep(&pause, NULL);
+}
+
+static void worker_times(void *ctx, const char *line)
+{
+    slow_run *r = ctx;
+    size_t k;
+    if (sscanf(line, "[%zu/", &k) != 1 || k < 1 || k > 2) return;
+    size_t n = strlen(line);
+    if (n > 4 && !strcmp(line + n - 4, " ...")) r->start[k - 1] = oq_now_s();
+    else r->end[k - 1] = oq_now_s();
+}
+
+/* The fixed parts estimate takes from a run of `batches` batches of 2 events, each batch
+ * SLOW_BATCH_S slower in the worker; worker.seconds as the progress lines time it. */
+static void slow_estimate(const char *dir, int batches, double fixed[2])
+{
+    struct tiny_run t;
+    tiny_run_init(&t, dir);
+    t.o.isolate = 0;
+    t.o.events.num_events = 2 * batches;
+    t.o.events.batch_size = 2;
+    slow_run r = {{0}, {0}};
+    t.o.on_batch = slow_batch;
+    t.o.progress = worker_times;
+    t.o.progress_ctx = &r;
+    oq_validate_summary *s;
+    oq_err err = {0};
+    assert_int_equal(oq_validate_run(&t.o, &s, &err), OQ_OK);
+    oq_validate_summary_free(s);
+    char path[600];
+    snprintf(path, sizeof path, "%s/summary.json", t.outdir); /* as `ortqual estimate` reads it */
+    assert_int_equal(oq_validate_summary_read(path, &s, &err), OQ_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_true(s->configs[k].cost.recorded && r.end[k] > r.start[k]);
+        s->configs[k].worker.seconds = r.end[k] - r.start[k]; /* an isolated worker's, as its parent times it */
+    }
+    oq_estimate_opts o = {.events = 1000, .workers = 1, .repeat = -1, .warmup = -1};
+    oq_estimate e;
+    if (oq_validate_estimate(s, &o, &e, &err)) fail_msg("estimate of %d batches: %s", batches, err.msg);
+    for (int k = 0; k < 2; k++) fixed[k] = e.configs[k].fixed_s;
+    oq_estimate_clear(&e);
+    oq_validate_summary_free(s);
+    tiny_run_remove(&t);
+}
+
+/* Every moment of a batch in the worker is in a per-batch field (io_s: what its calls and
+ * comparisons leave), so estimate's fixed part does not grow with the probe's batches: 4
+ * batches, each SLOW_BATCH_S slower, against 1. The worker's plan lines, records and progress
+ * reports were in no field: the fixed part grew by them (QA 8b D7's rest, about 2 ms a batch
+ * under load; here 3 x SLOW_BATCH_S). */
+static void estimate_fixed_part_not_per_batch(void **state)
+{
+    (void)state;
+    double one[2], four[2];
+    slow_estimate("slow1", 1, one);
+    slow_estimate("slow4", 4, four);
+    for (int k = 0; k < 2; k++)
+        print_message("configuration %d: fixed part %.3f s from 1 batch, %.3f s from 4\n", k, one[k], four[k]);
+    for (int k = 0; k < 2; k++)
+        if (four[k] - one[k] > SLOW_BATCH_S)
+            fail_msg("configuration %d: fixed part %.3f s from 1 batch, %.3f s from 4", k, one[k], four[k]);
+}
+
 /* A reference partly read from the reference cache, or a merge a shard is missing from, timed
  * part of the plan's batches: their time was divided over every event (34x too fast). Refused. */
 static void estimate_refuses_partial_timings(void **state)
@@ -4062,6 +4139,7 @@ int main(void)
         cmocka_unit_test(summary_texts_in_the_callers_terms),
         cmocka_unit_test(estimate_default_shards_capped_at_batches),
         cmocka_unit_test(estimate_fixed_from_measured_calls),
+        cmocka_unit_test(estimate_fixed_part_not_per_batch),
         cmocka_unit_test(estimate_refuses_partial_timings),
         cmocka_unit_test(estimate_expected_reference_costs_nothing),
         cmocka_unit_test(estimate_names_what_it_left_out),
