@@ -437,10 +437,10 @@ static int scan_subgraph(void *arg, const oq_subgraph *s)
     sub_scan *x = arg;
     ctx *c = x->c, top = *c;
     size_t before = x->mi->n_attention;
-    c->g = oq_gview_graph(s->view);
+    c->g = s->view ? oq_gview_graph(s->view) : s->g; /* (no view: nothing in g is matched) */
     c->view = (oq_gview *)s->view;
     c->sym = s->sym;
-    for (size_t i = 0; i < s->g->n_node && !c->oom; i++) scan_node(c, x->mi, x->m, s->first + i);
+    for (size_t i = 0; i < s->g->n_node && !c->oom; i++) scan_node(c, x->mi, x->m, (s->view ? s->first : 0) + i);
     for (size_t i = before; i < x->mi->n_attention && !c->oom; i++) {
         oq_attention_info *a = &x->mi->attention[i];
         char *d = dupf(c, "in %s; %s", s->where, str0(a->detail));

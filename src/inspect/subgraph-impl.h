@@ -23,8 +23,9 @@ typedef struct oq_subgraph {
     const char *attr;             /* its attribute: "then_branch", "else_branch", "body" */
     const Onnx__GraphProto *g;    /* the subgraph */
     const char *where;            /* "If 'If_y' then_branch"; nested: "Loop 'L' body, If 'I' else_branch" */
-    const oq_gview *view;         /* the flattened graph (NULL unless asked for) */
-    oq_symctx *sym;               /* its shapes, inferred (NULL unless asked for) */
+    const oq_gview *view;         /* the flattened graph (NULL unless asked for, and unless g holds a
+                                     Softmax, LogSoftmax, Hardmax, attention operator or Gather) */
+    oq_symctx *sym;               /* its shapes, inferred (NULL unless asked for, as view) */
     size_t first;                 /* the subgraph's first node in the view */
 } oq_subgraph;
 

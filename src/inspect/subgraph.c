@@ -55,6 +55,23 @@ static scope scope_in(walk *w, const scope *o, const Onnx__GraphProto *g)
 
 static void visit(walk *w, const scope *outer, const Onnx__GraphProto *g, const char *where);
 
+/* Whether a node of g (not of the subgraphs inside it) is one a view is read for: the softmax a
+ * chain is matched from (and the opset rule for its axis), an attention operator's heads, a
+ * Gather's indices. Others need none, and a view of every enclosing node per subgraph costs the
+ * whole model's inference each time. */
+static int needs_view(const Onnx__GraphProto *g)
+{
+    static const char *const ops[] = {"Softmax", "LogSoftmax", "Hardmax", "Attention", "Gather", "GatherElements",
+                                      "GatherND"};
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        if (n->domain && !strcmp(n->domain, "com.microsoft") && n->op_type && strstr(n->op_type, "Attention")) return 1;
+        for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
+            if (oq_node_is(n, ops[k])) return 1;
+    }
+    return 0;
+}
+
 /* One subgraph `g` of node `n`: the callback, then the subgraphs inside it. */
 static void one(walk *w, const scope *outer, const Onnx__NodeProto *n, const char *attr, const Onnx__GraphProto *g,
                 const char *where_outer)
@@ -75,9 +92,9 @@ static void one(walk *w, const scope *outer, const Onnx__NodeProto *n, const cha
     flat.value_info = s.vi, flat.n_value_info = s.n_vi;
     oq_subgraph sg = {n, attr, g, where, NULL, NULL, outer->n_node};
     oq_gview *view = NULL;
-    if (!w->oom && w->with >= OQ_SUBGRAPH_VIEW && oq_gview_create(&flat, w->opset, &view, NULL)) w->oom = 1;
-    if (!w->oom && w->with >= OQ_SUBGRAPH_SHAPES &&
-        (oq_symctx_create(view, &sg.sym, NULL) || oq_sym_infer(sg.sym, NULL)))
+    int with = needs_view(g) ? w->with : OQ_SUBGRAPH_NAMES;
+    if (!w->oom && with >= OQ_SUBGRAPH_VIEW && oq_gview_create(&flat, w->opset, &view, NULL)) w->oom = 1;
+    if (!w->oom && with >= OQ_SUBGRAPH_SHAPES && (oq_symctx_create(view, &sg.sym, NULL) || oq_sym_infer(sg.sym, NULL)))
         w->oom = 1;
     sg.view = view;
     if (!w->oom) w->stop = w->fn(w->ctx, &sg);

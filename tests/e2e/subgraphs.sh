@@ -48,6 +48,12 @@ expect 1 "fuse +refused +Softmax_p: attention chain inside If 'If_y' then_branch
 expect 1 "fuse +refused +Softmax_p: attention chain inside Loop 'Loop_y' body" \
     $Q convert loop_att.onnx -o loop_flash.onnx --flash --inputs loop_in.npz
 [ ! -e if_flash.onnx ] && [ ! -e loop_flash.onnx ] && ok "nothing written for --flash" || bad "a --flash output was written"
+# an Attention node in a branch: listed where it is, refused by the passes that rewrite Attention
+expect 0 "Attention 'Attention_y_t' \(heads 2, head dim 8\)
+      in If 'If_y' then_branch; inputs: Q K V" $Q inspect att23.onnx
+expect 1 "mask-to-seqlen +refused +Attention_y_t: Attention inside If 'If_y' then_branch: convert rewrites no attention inside a subgraph" \
+    $Q convert att23.onnx --plan --mask-to-seqlen
+expect 1 "attention-dtype +refused +Attention_y_t: Attention inside If 'If_y' then_branch" $Q convert att23.onnx --plan --attention-dtype fp16
 # an opset raise alone has nothing of attention to refuse: the body runs as before
 expect 0 "written: .*loop_23\.onnx" $Q convert loop_att.onnx -o loop_23.onnx --opset 23 --inputs loop_in.npz
 

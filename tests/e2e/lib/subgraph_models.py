@@ -7,7 +7,8 @@
                    key transpose read from outside); loop_in.npz
   elu_if.onnx      opset 18; top = Elu(x); z = If(cond, then: If(cond, Elu(x), x) + Elu(x), else:
                    Elu(x)): Elus at the top, in both branches and in a nested If; elu_true.npz,
-                   elu_false.npz"""
+                   elu_false.npz
+  att23.onnx       opset 23; y = If(cond, Attention(q, k, v), v)"""
 import os
 import sys
 
@@ -55,3 +56,9 @@ save("elu_if.onnx", graph([node("Elu", ["x"], ["top"]), node("If", ["cond"], ["z
 x = np.random.default_rng(5).standard_normal(E).astype(np.float32)
 for cond in (True, False):
     np.savez(os.path.join(out, "elu_%s.npz" % str(cond).lower()), x=x, cond=np.array(cond))
+
+# att23.onnx: opset 23, y = If(cond, Attention(q, k, v), v): an Attention node inside a branch
+then = graph([node("Attention", ["q", "k", "v"], ["y_t"])], [], [valinfo("y_t", F32, S)], name="then")
+other = graph([node("Identity", ["v"], ["y_e"])], [], [valinfo("y_e", F32, S)], name="else")
+save("att23.onnx", graph([node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
+                         [valinfo(n, F32, S) for n in "qkv"] + [valinfo("cond", BOOL, [])], [valinfo("y", F32, S)]), 23)
