@@ -101,15 +101,17 @@ static int same_over_last_axis(const oq_gview *v, const Onnx__NodeProto *n)
 /* Node n (of the graph v views; inside the subgraph `where`, or NULL at the top level) read with
  * another meaning at `target`: 1 with a refused step, else 0. */
 static int means_other(cv_ctx *c, cv_model *m, const oq_gview *v, const Onnx__NodeProto *n, int64_t target,
-                   const char *where)
+                       const char *where)
 {
     if (m->opset_in < 13 && same_over_last_axis(v, n)) return 0;
     for (size_t k = 0; k < sizeof table / sizeof *table; k++)
         if (oq_node_is(n, table[k].op) && table[k].since > m->opset_in && table[k].since <= target) {
             c->r->refused++;
+            int named = n->name && *n->name; /* (else its first output names it) */
             cv_step(c->r, "opset", n->name, "refused", "cannot raise ai.onnx opset %lld to %lld: %s changed meaning "
                     "in opset %lld (%s)%s%s%s%s", (long long)m->opset_in, (long long)target, table[k].op,
-                    (long long)table[k].since, table[k].what, where ? ", node '" : "", where ? n->name : "",
+                    (long long)table[k].since, table[k].what, !where ? "" : named ? ", node '" : ", the node of '",
+                    !where ? "" : named ? n->name : n->n_output && n->output[0] ? n->output[0] : "",
                     where ? "' inside " : "", where ? where : "");
             return 1;
         }

@@ -72,6 +72,7 @@ static void push(outer *o, cv_vec *vec, size_t from, void *p)
 static void read_name(void *arg, const char *name)
 {
     outer *o = arg;
+    if (!name || !*name) return;
     const Onnx__ValueInfoProto *vi = oq_gview_value_info(o->v, name);
     const Onnx__TensorProto *t = oq_gview_initializer(o->v, name);
     if (vi) push(o, &o->vinfo, o->own_vinfo, (void *)vi);
@@ -181,10 +182,10 @@ static void record(cv_ctx *c, const Onnx__NodeProto *owner, const char *attr, co
 static oq_status rewrite(cv_ctx *c, cv_model *m, const Onnx__NodeProto *owner, const char *attr,
                          Onnx__GraphProto **gp, const char *pass_name, cv_pass_fn pass, oq_err *err)
 {
-    char where[512];
+    char where[256];
     outer o = {cv_view(m), {NULL, 0}, {NULL, 0}, 0, 0, 0};
     if (!o.v) return cv_oom(m, err);
-    snprintf(where, sizeof where, "%s '%.160s' %.64s", owner->op_type, owner->name, attr);
+    oq_subgraph_place(owner, attr, where, sizeof where);
     outer_of(&o, *gp);
     cv_model *sub = NULL;
     Onnx__GraphProto *g = NULL;

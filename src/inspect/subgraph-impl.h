@@ -40,6 +40,9 @@ enum { OQ_SUBGRAPH_NAMES = 0, OQ_SUBGRAPH_VIEW = 1, OQ_SUBGRAPH_SHAPES = 2 };
  * OQ_ERR_NOMEM. */
 oq_status oq_subgraphs_walk(const Onnx__GraphProto *g, int64_t opset, int with, oq_subgraph_fn fn, void *ctx,
                             oq_err *err);
+/* "If 'If_y' then_branch" (an unnamed node: "If of 'y' then_branch", its first output): subgraph
+ * `attr` of node n, in words, into buf; returns buf. */
+const char *oq_subgraph_place(const Onnx__NodeProto *n, const char *attr, char *buf, size_t size);
 /* 1 when a node of `g` or of a subgraph inside it is the ai.onnx operator `op`. */
 int oq_graph_has_op(const Onnx__GraphProto *g, const char *op);
 

@@ -76,13 +76,9 @@ static int needs_view(const Onnx__GraphProto *g)
 static void one(walk *w, const scope *outer, const Onnx__NodeProto *n, const char *attr, const Onnx__GraphProto *g,
                 const char *where_outer)
 {
-    char where[512];
-    const char *op = n->op_type ? n->op_type : "?";
-    if (n->name && *n->name)
-        snprintf(where, sizeof where, "%s%s%s '%.160s' %.64s", where_outer, *where_outer ? ", " : "", op, n->name, attr);
-    else
-        snprintf(where, sizeof where, "%s%s%s of '%.160s' %.64s", where_outer, *where_outer ? ", " : "", op,
-                 n->n_output ? n->output[0] : "", attr);
+    char where[512], place[256];
+    snprintf(where, sizeof where, "%s%s%s", where_outer, *where_outer ? ", " : "",
+             oq_subgraph_place(n, attr, place, sizeof place));
     scope s = scope_in(w, outer, g);
     Onnx__GraphProto flat;
     onnx__graph_proto__init(&flat);
@@ -116,6 +112,14 @@ static void visit(walk *w, const scope *sc, const Onnx__GraphProto *g, const cha
             for (size_t k = 0; k < at->n_graphs && !w->stop && !w->oom; k++) one(w, sc, n, name, at->graphs[k], where);
         }
     }
+}
+
+const char *oq_subgraph_place(const Onnx__NodeProto *n, const char *attr, char *buf, size_t size)
+{
+    const char *op = n->op_type ? n->op_type : "?";
+    if (n->name && *n->name) snprintf(buf, size, "%s '%.160s' %.64s", op, n->name, attr);
+    else snprintf(buf, size, "%s of '%.160s' %.64s", op, n->n_output && n->output[0] ? n->output[0] : "", attr);
+    return buf;
 }
 
 oq_status oq_subgraphs_walk(const Onnx__GraphProto *g, int64_t opset, int with, oq_subgraph_fn fn, void *ctx,

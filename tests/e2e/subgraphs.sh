@@ -30,6 +30,9 @@ expect 1 "cannot raise ai.onnx opset 12 to 13: Softmax changed meaning in opset 
     $Q convert softmax12.onnx -o s13.onnx --opset 13 --inputs cond_true.npz
 [ ! -e s13.onnx ] && ok "nothing written for the refused raise" || bad "s13.onnx written"
 expect 1 "Softmax_z_e: cannot raise" $Q convert softmax12.onnx --plan --opset 13
+# unnamed nodes are named by their outputs, nested places outer first
+expect 1 "Softmax changed meaning in opset 13 \(no longer flattens the input to 2-D\), the node of 'n_s' inside If of 'z' then_branch, If of 'z_t' then_branch" \
+    $Q convert unnamed.onnx --plan --opset 22
 
 # 2. inspect: what the branches and the Loop body hold
 out=$(summary if.onnx)

@@ -8,13 +8,14 @@
   elu_if.onnx      opset 18; top = Elu(x); z = If(cond, then: If(cond, Elu(x), x) + Elu(x), else:
                    Elu(x)): Elus at the top, in both branches and in a nested If; elu_true.npz,
                    elu_false.npz
-  att23.onnx       opset 23; y = If(cond, Attention(q, k, v), v)"""
+  att23.onnx       opset 23; y = If(cond, Attention(q, k, v), v)
+  unnamed.onnx     opset 12, no node named, an If nested in a branch"""
 import os
 import sys
 
 import numpy as np
 
-from if_model import B, D, H, L, graph, model, node, tensor, valinfo
+from if_model import B, D, H, L, attr, graph, ld, model, node, tensor, valinfo
 
 out = sys.argv[1]
 F32, BOOL, I64 = 1, 9, 7
@@ -62,3 +63,17 @@ then = graph([node("Attention", ["q", "k", "v"], ["y_t"])], [], [valinfo("y_t", 
 other = graph([node("Identity", ["v"], ["y_e"])], [], [valinfo("y_e", F32, S)], name="else")
 save("att23.onnx", graph([node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
                          [valinfo(n, F32, S) for n in "qkv"] + [valinfo("cond", BOOL, [])], [valinfo("y", F32, S)]), 23)
+
+# unnamed.onnx: opset 12, nodes without names, an If nested in a branch: the nested branch's
+# Softmax(axis=0) over [3, 4] flattens before 13, the Elus in both levels are decomposed
+def bare(op, ins, outs, **a):
+    b = b"".join(ld(1, i.encode()) for i in ins) + b"".join(ld(2, o.encode()) for o in outs) + ld(4, op.encode())
+    return b + b"".join(ld(5, attr(k, v)) for k, v in a.items())
+
+
+inner = graph([bare("Elu", ["x"], ["n_t"]), bare("Softmax", ["x"], ["n_s"], axis=0)], [], [valinfo("n_t", F32, E)])
+inner_else = graph([bare("Identity", ["x"], ["n_e"])], [], [valinfo("n_e", F32, E)])
+then = graph([bare("If", ["cond"], ["z_t"], then_branch=inner, else_branch=inner_else)], [], [valinfo("z_t", F32, E)])
+other = graph([bare("Elu", ["x"], ["z_e"])], [], [valinfo("z_e", F32, E)])
+save("unnamed.onnx", graph([bare("If", ["cond"], ["z"], then_branch=then, else_branch=other)],
+                           [valinfo("x", F32, E), valinfo("cond", BOOL, [])], [valinfo("z", F32, E)]), 12)
