@@ -282,9 +282,10 @@ static int takes(const batch *b, const cv_changed *x)
     return (*(const uint8_t *)t->data != 0) == x->then_branch;
 }
 
-/* A subgraph a pass rewrote is checked only by the batches that run it, and ORT does not say
- * which ran: a top-level If branch whose condition a batch feeds is counted (none taking it is
- * not checked, as validate's rule has it); any other is said to be unshown, never passed
+/* A subgraph a pass rewrote (or the opset raise changed) is checked only by the batches that run
+ * it, and ORT does not say which ran: a top-level If branch whose condition a batch feeds is
+ * counted (none taking a rewritten one is not checked, as validate's rule has it; a raised one
+ * rests on the opset table, and is said so); any other is said to be unshown, never passed
  * silently. */
 static oq_status subgraphs_ran(checker *k)
 {
@@ -295,16 +296,19 @@ static oq_status subgraphs_ran(checker *k)
         int t = 0;
         for (; bi < k->nb && (t = takes(&k->b[bi], x)) >= 0; bi++) took += (size_t)t;
         if (t < 0 || !k->nb) {
-            cv_step(c->r, "check", "", "note", "%s, which %s rewrote: the check cannot show that a batch ran it "
-                    "(ONNX Runtime does not say which subgraphs a run takes; only an If whose condition is an input "
-                    "is counted), so its outputs match only for batches that did", x->where, x->pass);
+            cv_step(c->r, "check", "", "note", "%s, which %s: the check cannot show that a batch ran it (ONNX Runtime "
+                    "does not say which subgraphs a run takes; only an If whose condition is an input is counted), so "
+                    "its outputs match only for batches that did", x->where, x->what);
         } else if (took) {
-            cv_step(c->r, "check", "", "note", "%s, which %s rewrote, ran in %zu of %zu batches ('%s')", x->where,
-                    x->pass, took, k->nb, x->cond);
+            cv_step(c->r, "check", "", "note", "%s, which %s, ran in %zu of %zu batches ('%s')", x->where, x->what,
+                    took, k->nb, x->cond);
+        } else if (!x->rewritten) {
+            cv_step(c->r, "check", "", "note", "%s, which %s, ran in no batch ('%s' is %s in every one): its nodes "
+                    "mean at the new opset what they meant (the opset table), unchecked", x->where, x->what, x->cond,
+                    x->then_branch ? "false" : "true");
         } else {
-            if (asprintf(&c->r->failure, "not checked: %s, which %s rewrote, ran in no batch ('%s' is %s in every "
-                         "one); add a batch that takes it", x->where, x->pass, x->cond,
-                         x->then_branch ? "false" : "true") < 0)
+            if (asprintf(&c->r->failure, "not checked: %s, which %s, ran in no batch ('%s' is %s in every one); add a "
+                         "batch that takes it", x->where, x->what, x->cond, x->then_branch ? "false" : "true") < 0)
                 c->r->failure = NULL;
             return OQ_ERR_CHECK_FAILED;
         }

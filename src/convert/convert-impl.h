@@ -213,12 +213,14 @@ typedef struct cv_ctx {
     size_t n_changed;
 } cv_ctx;
 
-/* A subgraph a pass rewrote. */
+/* A subgraph a pass rewrote, or the opset raise changed. */
 typedef struct cv_changed {
-    char *where;      /* "If 'If_z' then_branch" (nested: ", inside" the outer ones) */
-    char *pass;
+    char *where;      /* "If 'If_z' then_branch" (nested: "If 'If_z' then_branch, If 'If_n' else_branch") */
+    char *what;       /* "decompose-elu rewrote", "the raise to ai.onnx opset 23 changed" */
     char *cond;       /* a top-level If's condition (a batch shows which branch it takes), else NULL */
     int then_branch;  /* ... and the branch: 1 then_branch, 0 else_branch */
+    int rewritten;    /* a pass rewrote it (unchecked where no batch runs it); 0: only raised, its
+                         nodes read at the new opset by opset.c's table */
 } cv_changed;
 
 /* Record that `node` is exact only when `input` keeps the valid-prefix contract.
@@ -271,6 +273,8 @@ oq_status cv_subgraph_attention(cv_ctx *c, cv_model *m, oq_err *err);
 typedef oq_status (*cv_pass_fn)(cv_ctx *c, cv_model *m, oq_err *err);
 oq_status cv_subgraphs_rewrite(cv_ctx *c, cv_model *m, const char *op, const char *pass_name, cv_pass_fn pass,
                                oq_err *err);
+/* Every subgraph recorded as changed by the raise to `target` (after the rewrites' own records). */
+oq_status cv_subgraphs_raised(cv_ctx *c, cv_model *m, int64_t target, oq_err *err);
 /* Free c's records of changed subgraphs. */
 void cv_changed_clear(cv_ctx *c);
 

@@ -397,6 +397,8 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
         cv_step(c->r, "opset", "", "skipped", "already ai.onnx opset %lld", (long long)target);
     if (target != m->opset) {
         cv_step(c->r, "opset", "", "rewritten", "ai.onnx opset %lld -> %lld", (long long)m->opset, (long long)target);
+        st = cv_subgraphs_raised(c, m, target, err); /* the check says whether batches ran them */
+        if (st) return st;
         m->opset = target;
         int64_t ir = oq_graph_ir_version_for_opset(target);
         if (ir > m->ir_version) m->ir_version = ir;

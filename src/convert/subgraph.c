@@ -150,7 +150,8 @@ static oq_status sub_take(cv_model *sub, const outer *o, Onnx__GraphProto **out,
     return OQ_OK;
 }
 
-/* ", inside WHERE" appended to the steps and records from these on: said where they are. */
+/* ", inside WHERE" appended to the steps from these on, and WHERE put before the records' places
+ * (outer first, as the walk says them): said where they are. */
 static void say_where(cv_ctx *c, size_t step, size_t rec, const char *where)
 {
     for (size_t i = step; i < c->r->n_steps; i++) {
@@ -161,7 +162,7 @@ static void say_where(cv_ctx *c, size_t step, size_t rec, const char *where)
     }
     for (size_t i = rec; i < c->n_changed; i++) {
         char *d = NULL;
-        if (asprintf(&d, "%s, inside %s", c->changed[i].where, where) < 0) continue;
+        if (asprintf(&d, "%s, %s", where, c->changed[i].where) < 0) continue;
         free(c->changed[i].where);
         c->changed[i].where = d;
         free(c->changed[i].cond); /* an inner If's condition is no value a batch shows */
@@ -169,13 +170,18 @@ static void say_where(cv_ctx *c, size_t step, size_t rec, const char *where)
     }
 }
 
-static void record(cv_ctx *c, const Onnx__NodeProto *owner, const char *attr, const char *where, const char *pass)
+/* Subgraph `attr` of `owner` (a node of the main graph: top), at `where`, changed as `what` says;
+ * a place recorded before keeps its first record (a rewrite's, before the raise's). */
+static void record(cv_ctx *c, const Onnx__NodeProto *owner, const char *attr, const char *where, int top,
+                   int rewritten, const char *what)
 {
+    for (size_t i = 0; i < c->n_changed; i++)
+        if (c->changed[i].where && !strcmp(c->changed[i].where, where)) return;
     cv_changed *x = OQ_PUSH(c->changed, c->n_changed);
     if (!x) return;
-    int branch = oq_node_is(owner, "If") && owner->n_input && *owner->input[0];
-    *x = (cv_changed){strdup(where), strdup(pass), branch ? strdup(owner->input[0]) : NULL,
-                      !strcmp(attr, "then_branch")};
+    int branch = top && oq_node_is(owner, "If") && owner->n_input && *owner->input[0];
+    *x = (cv_changed){strdup(where), strdup(what), branch ? strdup(owner->input[0]) : NULL,
+                      !strcmp(attr, "then_branch"), rewritten};
 }
 
 /* The pass run on subgraph *gp of `owner` (an owned node of m), and the result put in its place. */
@@ -198,7 +204,9 @@ static oq_status rewrite(cv_ctx *c, cv_model *m, const Onnx__NodeProto *owner, c
         onnx__graph_proto__free_unpacked(*gp, NULL);
         *gp = g;
         say_where(c, step, rec, where);
-        record(c, owner, attr, where, pass_name);
+        char what[96];
+        snprintf(what, sizeof what, "%s rewrote", pass_name);
+        record(c, owner, attr, where, 1, 1, what);
         cv_touch(m);
     }
     cv_model_free(sub);
@@ -231,11 +239,33 @@ oq_status cv_subgraphs_rewrite(cv_ctx *c, cv_model *m, const char *op, const cha
     return st;
 }
 
+typedef struct raised {
+    cv_ctx *c;
+    cv_model *m;
+    char what[96];
+} raised;
+
+static int raised_one(void *arg, const oq_subgraph *s)
+{
+    raised *x = arg;
+    record(x->c, s->owner, s->attr, s->where, cv_node_index(x->m, s->owner) != (size_t)-1, 0, x->what);
+    return 0;
+}
+
+oq_status cv_subgraphs_raised(cv_ctx *c, cv_model *m, int64_t target, oq_err *err)
+{
+    raised x = {c, m, ""};
+    const oq_gview *v = cv_view(m);
+    if (!v) return cv_oom(m, err);
+    snprintf(x.what, sizeof x.what, "the raise to ai.onnx opset %lld changed", (long long)target);
+    return oq_subgraphs_walk(oq_gview_graph(v), m->opset, OQ_SUBGRAPH_NAMES, raised_one, &x, err);
+}
+
 void cv_changed_clear(cv_ctx *c)
 {
     for (size_t i = 0; i < c->n_changed; i++) {
         free(c->changed[i].where);
-        free(c->changed[i].pass);
+        free(c->changed[i].what);
         free(c->changed[i].cond);
     }
     free(c->changed);

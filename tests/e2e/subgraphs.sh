@@ -3,7 +3,8 @@
 # lib/subgraph_models.py and lib/if_model.py):
 #  - an opset raise reads every subgraph's nodes with the top level's rules: an opset-12
 #    Softmax(axis=1) in an else-branch is refused by name and branch (it was raised to 13 and
-#    written once a check on batches that skip the branch passed), the last-axis one beside it not;
+#    written once a check on batches that skip the branch passed), the last-axis one beside it
+#    not; a raised branch no batch runs is said to be unchecked;
 #  - inspect counts and lists what subgraphs hold, each said where (it said "attention nodes: 0");
 #  - convert's attention passes refuse a chain inside a subgraph by name (--flash said "no
 #    decomposed attention chain found" and wrote the model unchanged, exit 0);
@@ -33,6 +34,9 @@ expect 1 "Softmax_z_e: cannot raise" $Q convert softmax12.onnx --plan --opset 13
 # unnamed nodes are named by their outputs, nested places outer first
 expect 1 "Softmax changed meaning in opset 13 \(no longer flattens the input to 2-D\), the node of 'n_s' inside If of 'z' then_branch, If of 'z_t' then_branch" \
     $Q convert unnamed.onnx --plan --opset 22
+# a raise the table allows over a branch no batch takes: said, not passed by omission
+expect 0 "check +note +If 'If_y' else_branch, which the raise to ai.onnx opset 23 changed, ran in no batch \('cond' is true in every one\): its nodes mean at the new opset what they meant \(the opset table\), unchecked" \
+    $Q convert if.onnx -o if_23.onnx --opset 23 --inputs if_in.npz
 
 # 2. inspect: what the branches and the Loop body hold
 out=$(summary if.onnx)
@@ -67,7 +71,8 @@ out=$(summary elu22.onnx)
 ! grep -q "Elu=" <<<"$out" && grep -q "Where=4" <<<"$out" && ok "no Elu left, in any branch: $out" || bad "elu22.onnx: $out"
 out=$($Q convert elu_if.onnx -o elu22b.onnx --opset 22 --inputs elu_true.npz elu_false.npz 2>&1)
 grep -q "If 'If_z' else_branch, which decompose-elu rewrote, ran in 1 of 2 batches ('cond')" <<<"$out" &&
-    grep -q "If 'If_n' then_branch, inside If 'If_z' then_branch, which decompose-elu rewrote: the check cannot show that a batch ran it" <<<"$out" &&
+    grep -q "If 'If_z' then_branch, If 'If_n' then_branch, which decompose-elu rewrote: the check cannot show that a batch ran it" <<<"$out" &&
+    grep -q "If 'If_z' then_branch, If 'If_n' else_branch, which the raise to ai.onnx opset 22 changed: the check cannot show" <<<"$out" &&
     ok "the check says which batches ran each rewritten branch" || bad "check notes: $out"
 # batches that never take the else-branch do not check its rewrite: not green, nothing written
 expect 1 "not checked: If 'If_z' else_branch, which decompose-elu rewrote, ran in no batch \('cond' is true in every one\)" \

@@ -3,8 +3,8 @@
   softmax12.onnx   opset 12; z = If(cond, Softmax(x, axis=2), Softmax(x, axis=1)), x [2, 3, 4]: the
                    then-branch's is over the last axis (the same at 13), the else-branch's flattens
                    x to 2-D before 13 (another function at 13); cond_true.npz, cond_false.npz
-  loop_att.onnx    a Loop body whose state goes through an attention chain twice (scale `c` and the
-                   key transpose read from outside); loop_in.npz
+  loop_att.onnx    a Loop body whose state goes through an attention chain twice (its scale `c` an
+                   initializer outside the body); loop_in.npz
   elu_if.onnx      opset 18; top = Elu(x); z = If(cond, then: If(cond, Elu(x), x) + Elu(x), else:
                    Elu(x)): Elus at the top, in both branches and in a nested If; elu_true.npz,
                    elu_false.npz
