@@ -15,7 +15,7 @@ static const char *attention_pass(const oq_convert_opts *o)
 {
     return (o->passes & OQ_CONVERT_MASK_TO_SEQLEN) ? "mask-to-seqlen"
            : (o->passes & OQ_CONVERT_EXPAND_MASK)  ? "expand-mask"
-           : (o->passes & OQ_CONVERT_PAD_HEAD)     ? "pad-head"
+           : (o->passes & OQ_CONVERT_PAD_HEAD)     ? "pad-head-size"
            : o->attention_dtype                    ? "attention-dtype"
            : (o->passes & OQ_CONVERT_LOWER)        ? "lower"
                                                    : NULL;
@@ -182,6 +182,10 @@ static void record(cv_ctx *c, const Onnx__NodeProto *owner, const char *attr, co
     int branch = top && oq_node_is(owner, "If") && owner->n_input && *owner->input[0];
     *x = (cv_changed){strdup(where), strdup(what), branch ? strdup(owner->input[0]) : NULL,
                       !strcmp(attr, "then_branch"), rewritten};
+    if (!x->where || !x->what || (branch && !x->cond)) { /* out of memory: no record rather than half of one */
+        free(x->where), free(x->what), free(x->cond);
+        c->n_changed--;
+    }
 }
 
 /* The pass run on subgraph *gp of `owner` (an owned node of m), and the result put in its place. */

@@ -61,6 +61,7 @@ expect 0 "Attention 'Attention_y_t' \(heads 2, head dim 8\)
 expect 1 "mask-to-seqlen +refused +Attention_y_t: Attention inside If 'If_y' then_branch: convert rewrites no attention inside a subgraph" \
     $Q convert att23.onnx --plan --mask-to-seqlen
 expect 1 "attention-dtype +refused +Attention_y_t: Attention inside If 'If_y' then_branch" $Q convert att23.onnx --plan --attention-dtype fp16
+expect 1 "pad-head-size +refused +Attention_y_t: Attention inside If 'If_y' then_branch" $Q convert att23.onnx --plan --pad-head-size
 # an opset raise alone has nothing of attention to refuse: the body runs as before
 expect 0 "written: .*loop_23\.onnx" $Q convert loop_att.onnx -o loop_23.onnx --opset 23 --inputs loop_in.npz
 
