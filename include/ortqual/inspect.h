@@ -18,8 +18,12 @@
  *   - decomposed attention: a Softmax whose input comes from a MatMul through
  *     only Mul/Div/Add/Sub/Where/Cast nodes and whose output reaches a second
  *     MatMul through only Cast/Where/Mul nodes, found by walking the graph.
+ * Nodes inside subgraphs (If branches, Loop and Scan bodies, nested) are counted in `ops` and
+ * matched as the top level's, each attention node there with its place at the start of its
+ * `detail` ("in If 'If_y' then_branch; ..."); `n_nodes` counts the main graph's.
  * Warnings: nodes in custom domains (anything but ai.onnx, ai.onnx.ml and
- * com.microsoft), domains used without an opset import, and external data.
+ * com.microsoft), domains used without an opset import, external data, and each subgraph
+ * ("If 'If_y' then_branch: a subgraph of 5 nodes ...").
  *
  * Errors: OQ_ERR_IO (unreadable file), OQ_ERR_FORMAT ("FILE: not an ONNX
  * model ..." for a truncated file, another format, or a protobuf that lacks

@@ -23,7 +23,9 @@ static const char head[] =
     "GroupQueryAttention, and decomposed MatMul -> ... -> Softmax -> MatMul chains;\n"
     "the mask contract `convert` records (ortqual.mask_contract: the input that must be\n"
     "a valid prefix, and its polarity), which validate, replay and bench enforce.\n"
-    "Custom operator domains are reported as warnings.\n";
+    "Nodes inside If branches and Loop/Scan bodies are counted and matched too: each\n"
+    "attention node there says where it is (\"in If 'x' then_branch\"), and each\n"
+    "subgraph is a warning. Custom operator domains are reported as warnings.\n";
 
 static const char foot[] =
     "\n"

@@ -75,6 +75,9 @@ void cv_touch(cv_model *m);
 
 /* A value name nothing uses yet: `prefix`, else prefix_1, prefix_2, ... (model-owned). */
 const char *cv_fresh(cv_model *m, const char *prefix);
+/* The value and node names `from` uses, marked used in `to` too: a subgraph rewritten as a model
+ * of its own takes no name of the model around it, and the model none the subgraph took. */
+void cv_names_inherit(cv_model *to, const cv_model *from);
 /* A new node appended to the list (its inputs and outputs copied); NULL on OOM.
  * The node name is fresh, derived from `name_hint`. */
 Onnx__NodeProto *cv_node_add(cv_model *m, const char *op, const char *name_hint, size_t n_in,
@@ -113,6 +116,10 @@ void cv_set_type(cv_model *m, const char *value, int32_t elem_type, int rank, co
 /* Declare the types of undeclared tensors that forward inference over the common ops
  * finds (element type and rank known; sizes named where known). Returns how many. */
 size_t cv_infer_types(cv_model *m);
+/* fn(ctx, NAME) for every name g reads: its nodes' inputs, its outputs, and those of the subgraphs
+ * inside it (their own names too, which name nothing outside: ONNX names are unique). */
+typedef void (*cv_name_fn)(void *ctx, const char *name);
+void cv_graph_reads(const Onnx__GraphProto *g, cv_name_fn fn, void *ctx);
 /* Drop nodes nothing reads (graph outputs are read), then unused initializers and
  * value_info of values that no longer exist. Returns how many nodes went. */
 size_t cv_prune(cv_model *m);
@@ -204,7 +211,19 @@ typedef struct cv_ctx {
     size_t n_inherited;         /* ... naming these first n_contract nodes */
     char **lowp_outputs;        /* the graph outputs an Attention computing in float16/bfloat16 feeds */
     size_t n_lowp;              /* (their tolerance is computes_in's; the others' float32's) */
+    struct cv_changed *changed; /* the subgraphs a pass rewrote: the check says whether batches ran them */
+    size_t n_changed;
 } cv_ctx;
+
+/* A subgraph a pass rewrote, or the opset raise changed. */
+typedef struct cv_changed {
+    char *where;      /* "If 'If_z' then_branch" (nested: "If 'If_z' then_branch, If 'If_n' else_branch") */
+    char *what;       /* "decompose-elu rewrote", "the raise to ai.onnx opset 23 changed" */
+    char *cond;       /* a top-level If's condition (a batch shows which branch it takes), else NULL */
+    int then_branch;  /* ... and the branch: 1 then_branch, 0 else_branch */
+    int rewritten;    /* a pass rewrote it (unchecked where no batch runs it); 0: only raised, its
+                         nodes read at the new opset by opset.c's table */
+} cv_changed;
 
 /* Record that `node` is exact only when `input` keeps the valid-prefix contract.
  * 1 (with a refusal step) when another input already carries the contract. */
@@ -231,6 +250,24 @@ oq_status cv_pass_decompose_elu(cv_ctx *c, cv_model *m, oq_err *err);
  * `target` (at most CV_OPSET_MAX): 1, with a refused "opset" step naming the first node that
  * does not (or the lowering), counted in c->r->refused; else 0. */
 int cv_opset_check(cv_ctx *c, cv_model *m, int64_t target);
+
+/* ---- subgraphs (subgraph.c) ------------------------------------------------------------ */
+
+/* The attention inside subgraphs (If branches, Loop and Scan bodies), which the attention passes
+ * do not rewrite: each chain (with OQ_CONVERT_FUSE) and each Attention node (with a pass that
+ * rewrites Attention nodes) is a refused step naming its subgraph, counted in c->r->refused. */
+oq_status cv_subgraph_attention(cv_ctx *c, cv_model *m, oq_err *err);
+/* Apply `pass` inside every subgraph of m's nodes that holds an `op` node, nested ones included:
+ * each such subgraph becomes a model of its own (the outer values it reads declared as
+ * m declares them), the pass runs on it, and its graph replaces the subgraph. Its steps say
+ * where; each subgraph changed is recorded in c->changed for the check. */
+typedef oq_status (*cv_pass_fn)(cv_ctx *c, cv_model *m, oq_err *err);
+oq_status cv_subgraphs_rewrite(cv_ctx *c, cv_model *m, const char *op, const char *pass_name, cv_pass_fn pass,
+                               oq_err *err);
+/* Every subgraph recorded as changed by the raise to `target` (after the rewrites' own records). */
+oq_status cv_subgraphs_raised(cv_ctx *c, cv_model *m, int64_t target, oq_err *err);
+/* Free c's records of changed subgraphs. */
+void cv_changed_clear(cv_ctx *c);
 
 /* ---- the check ----------------------------------------------------------------------- */
 

@@ -12,6 +12,7 @@
 #include "convert/convert-impl.h"
 #include "fileio/fileio-impl.h"
 #include "inspect/model-impl.h"
+#include "inspect/subgraph-impl.h"
 #include "ortqual/advice.h"
 #include "ortqual/fileio.h"
 #include "ortqual/graph.h"
@@ -94,6 +95,7 @@ static void ctx_clear(cv_ctx *c)
     free(c->contract_nodes);
     for (size_t i = 0; i < c->n_lowp; i++) free(c->lowp_outputs[i]);
     free(c->lowp_outputs);
+    cv_changed_clear(c);
 }
 
 /* ---- the passes ---------------------------------------------------------------------------- */
@@ -133,11 +135,11 @@ static int64_t needed_opset(cv_model *m, const char **why)
     return need;
 }
 
+/* An `op` node in the graph or a subgraph in it. */
 static int has_op(cv_model *m, const char *op)
 {
-    for (size_t i = 0; i < m->nodes.n; i++)
-        if (oq_node_is(m->nodes.v[i], op)) return 1;
-    return 0;
+    const oq_gview *v = cv_view(m);
+    return v && oq_graph_has_op(oq_gview_graph(v), op);
 }
 
 /* Attention inputs without a declared shape get their rank at least (ORT's CUDA EP was
@@ -349,7 +351,8 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
     size_t typed = cv_infer_types(m);
     if (typed) cv_step(c->r, "shapes", "", "added", "%zu tensors without value_info got their inferred type", typed);
     contrib_notes(c, m);
-    if (o->passes & OQ_CONVERT_FUSE) st = cv_pass_fuse(c, m, err);
+    st = cv_subgraph_attention(c, m, err);
+    if (!st && (o->passes & OQ_CONVERT_FUSE)) st = cv_pass_fuse(c, m, err);
     if (!st && (o->passes & OQ_CONVERT_MASK_TO_SEQLEN)) st = cv_pass_mask_to_seqlen(c, m, err);
     if (!st && (o->passes & OQ_CONVERT_EXPAND_MASK)) st = cv_pass_expand_mask(c, m, err);
     if (!st && pad_head(o)) st = cv_pass_pad_head(c, m, !!(o->passes & OQ_CONVERT_PAD_HEAD), err);
@@ -394,6 +397,8 @@ static oq_status run_passes(cv_ctx *c, cv_model *m, int emulate, oq_err *err)
         cv_step(c->r, "opset", "", "skipped", "already ai.onnx opset %lld", (long long)target);
     if (target != m->opset) {
         cv_step(c->r, "opset", "", "rewritten", "ai.onnx opset %lld -> %lld", (long long)m->opset, (long long)target);
+        st = cv_subgraphs_raised(c, m, target, err); /* the check says whether batches ran them */
+        if (st) return st;
         m->opset = target;
         int64_t ir = oq_graph_ir_version_for_opset(target);
         if (ir > m->ir_version) m->ir_version = ir;

@@ -57,5 +57,7 @@ oq_status cv_pass_decompose_elu(cv_ctx *c, cv_model *m, oq_err *err)
             todo[k++] = m->nodes.v[i];
     for (size_t i = 0; i < k; i++) decompose(c, m, todo[i]);
     free(todo);
-    return m->oom ? cv_oom(m, err) : OQ_OK;
+    if (m->oom) return cv_oom(m, err);
+    /* an Elu in an If branch or a Loop body runs as Elu-22 too */
+    return cv_subgraphs_rewrite(c, m, "Elu", "decompose-elu", cv_pass_decompose_elu, err);
 }

@@ -112,6 +112,14 @@ static void collect_names(cv_model *m)
     }
 }
 
+void cv_names_inherit(cv_model *to, const cv_model *from)
+{
+    for (size_t i = 0; i < from->values.cap; i++)
+        if (from->values.v[i]) set_add(to, &to->values, from->values.v[i]);
+    for (size_t i = 0; i < from->nodes_named.cap; i++)
+        if (from->nodes_named.v[i]) set_add(to, &to->nodes_named, from->nodes_named.v[i]);
+}
+
 oq_status cv_oom(cv_model *m, oq_err *err)
 {
     return oq_err_set(err, OQ_ERR_NOMEM, "%s: out of memory while converting", m ? m->name : "model");
@@ -711,13 +719,18 @@ void cv_set_type(cv_model *m, const char *value, int32_t elem_type, int rank, co
 
 /* ---- whole-graph edits --------------------------------------------------------------------- */
 
-typedef void (*name_fn)(void *ctx, const char *name);
+typedef cv_name_fn name_fn;
 static void node_reads(const Onnx__NodeProto *n, int explicit, name_fn fn, void *ctx);
 
 static void graph_reads(const Onnx__GraphProto *g, name_fn fn, void *ctx)
 {
     for (size_t j = 0; j < g->n_node; j++) node_reads(g->node[j], 1, fn, ctx);
     for (size_t i = 0; i < g->n_output; i++) fn(ctx, g->output[i]->name); /* a branch may return an outer value */
+}
+
+void cv_graph_reads(const Onnx__GraphProto *g, cv_name_fn fn, void *ctx)
+{
+    graph_reads(g, fn, ctx);
 }
 
 /* The names node n reads: its inputs (`explicit`) and those its subgraphs (If branches, Loop and

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "convert/convert-impl.h"
+#include "inspect/subgraph-impl.h"
 
 typedef struct changed {
     const char *op;
@@ -88,13 +89,50 @@ _Static_assert(CV_OPSET_MAX <= KNOWN_MAX, "read the ONNX changelog of the new op
 /* Softmax, LogSoftmax and Hardmax before 13 flatten the input to 2-D at their axis (default 1);
  * from 13 they normalise over that one axis (default -1). Over the last axis both read the
  * same, as ONNX's own 12 -> 13 adapter keeps it: only then may the raise leave the node. */
-static int same_over_last_axis(cv_model *m, const Onnx__NodeProto *n)
+static int same_over_last_axis(const oq_gview *v, const Onnx__NodeProto *n)
 {
     if (!oq_node_is(n, "Softmax") && !oq_node_is(n, "LogSoftmax") && !oq_node_is(n, "Hardmax")) return 0;
     int64_t axis = oq_node_attr_int(n, "axis", 1);
     if (axis == -1) return 1;
-    int rank = n->n_input ? oq_gview_rank(cv_view(m), n->input[0]) : -1;
+    int rank = n->n_input && v ? oq_gview_rank(v, n->input[0]) : -1;
     return rank > 0 && (axis < 0 ? axis + rank : axis) == rank - 1;
+}
+
+/* Node n (of the graph v views; inside the subgraph `where`, or NULL at the top level) read with
+ * another meaning at `target`: 1 with a refused step, else 0. */
+static int means_other(cv_ctx *c, cv_model *m, const oq_gview *v, const Onnx__NodeProto *n, int64_t target,
+                       const char *where)
+{
+    if (m->opset_in < 13 && same_over_last_axis(v, n)) return 0;
+    for (size_t k = 0; k < sizeof table / sizeof *table; k++)
+        if (oq_node_is(n, table[k].op) && table[k].since > m->opset_in && table[k].since <= target) {
+            c->r->refused++;
+            int named = n->name && *n->name; /* (else its first output names it) */
+            cv_step(c->r, "opset", n->name, "refused", "cannot raise ai.onnx opset %lld to %lld: %s changed meaning "
+                    "in opset %lld (%s)%s%s%s%s", (long long)m->opset_in, (long long)target, table[k].op,
+                    (long long)table[k].since, table[k].what, !where ? "" : named ? ", node '" : ", the node of '",
+                    !where ? "" : named ? n->name : n->n_output && n->output[0] ? n->output[0] : "",
+                    where ? "' inside " : "", where ? where : "");
+            return 1;
+        }
+    return 0;
+}
+
+typedef struct sub_check {
+    cv_ctx *c;
+    cv_model *m;
+    int64_t target;
+} sub_check;
+
+/* A subgraph's nodes take the raise with the model (ONNX has one opset per domain): the same
+ * rules as the top level's, or a branch that batches skip would change meaning unchecked. */
+static int check_subgraph(void *arg, const oq_subgraph *s)
+{
+    sub_check *x = arg;
+    for (size_t i = 0; i < s->g->n_node; i++)
+        if (!cv_node_created(x->m, s->g->node[i]) && means_other(x->c, x->m, s->view, s->g->node[i], x->target, s->where))
+            return 1;
+    return 0;
 }
 
 int cv_opset_check(cv_ctx *c, cv_model *m, int64_t target)
@@ -106,17 +144,14 @@ int cv_opset_check(cv_ctx *c, cv_model *m, int64_t target)
                 "supported", from, to);
         return 1;
     }
-    for (size_t i = 0; i < m->nodes.n; i++) {
-        const Onnx__NodeProto *n = m->nodes.v[i];
-        if (cv_node_created(m, n) || (m->opset_in < 13 && same_over_last_axis(m, n))) continue;
-        for (size_t k = 0; k < sizeof table / sizeof *table; k++)
-            if (oq_node_is(n, table[k].op) && table[k].since > m->opset_in && table[k].since <= target) {
-                c->r->refused++;
-                cv_step(c->r, "opset", n->name, "refused", "cannot raise ai.onnx opset %lld to %lld: %s changed "
-                        "meaning in opset %lld (%s)", from, to, table[k].op, (long long)table[k].since,
-                        table[k].what);
-                return 1;
-            }
+    const oq_gview *v = cv_view(m);
+    for (size_t i = 0; i < m->nodes.n; i++)
+        if (!cv_node_created(m, m->nodes.v[i]) && means_other(c, m, v, m->nodes.v[i], target, NULL)) return 1;
+    size_t refused = c->r->refused;
+    sub_check x = {c, m, target};
+    if (!v || oq_subgraphs_walk(oq_gview_graph(v), m->opset_in, OQ_SUBGRAPH_VIEW, check_subgraph, &x, NULL)) {
+        m->oom = 1;
+        return 1;
     }
-    return 0;
+    return c->r->refused > refused;
 }

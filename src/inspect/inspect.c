@@ -17,6 +17,7 @@
 #include "inspect/model-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "inspect/sdpa-impl.h"
+#include "inspect/subgraph-impl.h"
 #include "onnx.pb-c.h"
 #include "ortqual/fileio.h"
 #include "status/args-impl.h"
@@ -427,6 +428,36 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size
     if (c->view) add_warning(c, mi, oq_const_indices_note(c->view, n));
 }
 
+/* The nodes of one subgraph, scanned as the top level's over the view of its scopes: their
+ * operators counted, their attention listed with where it is, and the subgraph said once. */
+typedef struct sub_scan {
+    ctx *c;
+    oq_model_info *mi;
+    const Onnx__ModelProto *m;
+} sub_scan;
+
+static int scan_subgraph(void *arg, const oq_subgraph *s)
+{
+    sub_scan *x = arg;
+    ctx *c = x->c, top = *c;
+    size_t before = x->mi->n_attention;
+    c->g = s->view ? oq_gview_graph(s->view) : s->g; /* (no view: nothing in g is matched) */
+    c->view = (oq_gview *)s->view;
+    c->sym = s->sym;
+    for (size_t i = 0; i < s->g->n_node && !c->oom; i++) scan_node(c, x->mi, x->m, (s->view ? s->first : 0) + i);
+    for (size_t i = before; i < x->mi->n_attention && !c->oom; i++) {
+        oq_attention_info *a = &x->mi->attention[i];
+        char *d = dupf(c, "in %s; %s", s->where, str0(a->detail));
+        free(a->detail);
+        a->detail = d;
+    }
+    add_warning(c, x->mi, dupf(c, "%s: a subgraph of %zu node%s (its operators and attention are counted above; "
+                                  "convert rewrites no attention inside a subgraph)", s->where, s->g->n_node,
+                               s->g->n_node == 1 ? "" : "s"));
+    c->g = top.g, c->view = top.view, c->sym = top.sym;
+    return c->oom;
+}
+
 static oq_status not_onnx(oq_err *err, const char *name, const char *why)
 {
     return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (%s)", name, why);
@@ -482,6 +513,8 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
     mi->n_nodes = g->n_node;
     if (!g->n_output) add_warning(&c, mi, dupf(&c, "%s", OQ_NO_OUTPUTS_WHY));
     for (size_t i = 0; !c.oom && i < g->n_node; i++) scan_node(&c, mi, m, i);
+    sub_scan sub = {&c, mi, m};
+    if (!c.oom && oq_subgraphs_walk(g, opset, OQ_SUBGRAPH_SHAPES, scan_subgraph, &sub, NULL)) c.oom = 1;
     if (mi->n_ops) qsort(mi->ops, mi->n_ops, sizeof *mi->ops, cmp_ops);
     oq_symctx_free(c.sym);
     oq_gview_free(c.view);

@@ -1,7 +1,8 @@
 """if_model.py OUT.onnx IN.npz: a model whose If's then-branch is an attention chain reading the
 top-level initializer `c` (its scale) and the outer inputs q, k, v: values a subgraph captures,
 which ONNX leaves implicit (convert dropped `c` as unused). Written with pbwire alone, as the
-other e2e model editors are; its inputs beside it."""
+other e2e model editors are; its inputs beside it. Its writers (node, graph, model...) are
+subgraph_models.py's too."""
 import struct
 import sys
 
@@ -17,7 +18,8 @@ def vi(f, v):
 
 
 def tensor(name, arr):
-    return b"".join(vi(1, d) for d in arr.shape) + vi(2, 1) + ld(8, name.encode()) + ld(9, arr.tobytes())
+    et = {np.dtype(np.float32): 1, np.dtype(np.int64): 7}[arr.dtype]
+    return b"".join(vi(1, d) for d in arr.shape) + vi(2, et) + ld(8, name.encode()) + ld(9, arr.tobytes())
 
 
 def attr(name, v):
@@ -43,16 +45,26 @@ def graph(nodes, inputs, outputs, inits=(), name="g"):
     return b + b"".join(ld(11, i) for i in inputs) + b"".join(ld(12, o) for o in outputs)
 
 
+def model(top, opset, producer=b"if_model"):
+    return vi(1, 8) + ld(2, producer) + ld(7, top) + ld(8, ld(1, b"") + vi(2, opset))
+
+
 Y = valinfo("y", 1, [B, H, L, D])
-chain = [node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), node("MatMul", ["q", "kt"], ["s"]),
+CHAIN = [node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), node("MatMul", ["q", "kt"], ["s"]),
          node("Mul", ["s", "c"], ["ss"]), node("Softmax", ["ss"], ["p"], axis=-1), node("MatMul", ["p", "v"], ["y"])]
-then = graph(chain, [], [Y], name="then")
-other = graph([node("Identity", ["v"], ["ye"])], [], [valinfo("ye", 1, [B, H, L, D])], name="else")
-top = graph([node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
-            [valinfo(n, 1, [B, H, L, D]) for n in "qkv"] + [valinfo("cond", 9, [])], [Y],
-            [tensor("c", np.array(0.3, np.float32))])
-model = vi(1, 8) + ld(2, b"if_model") + ld(7, top) + ld(8, ld(1, b"") + vi(2, 18))
-open(sys.argv[1], "wb").write(model)
-rng = np.random.default_rng(0)
-q, k, v = (rng.standard_normal((B, H, L, D)).astype(np.float32) for _ in range(3))
-np.savez(sys.argv[2], q=q, k=k, v=v, cond=np.array(True))
+
+
+def main():
+    then = graph(CHAIN, [], [Y], name="then")
+    other = graph([node("Identity", ["v"], ["ye"])], [], [valinfo("ye", 1, [B, H, L, D])], name="else")
+    top = graph([node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
+                [valinfo(n, 1, [B, H, L, D]) for n in "qkv"] + [valinfo("cond", 9, [])], [Y],
+                [tensor("c", np.array(0.3, np.float32))])
+    open(sys.argv[1], "wb").write(model(top, 18))
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((B, H, L, D)).astype(np.float32) for _ in range(3))
+    np.savez(sys.argv[2], q=q, k=k, v=v, cond=np.array(True))
+
+
+if __name__ == "__main__":
+    main()
