@@ -365,6 +365,7 @@ static oq_status reference_form(checker *k, const char *form, const char *why, c
     *out = NULL;
     oq_status st = cv_model_clone(k->ref, out, err);
     if (st) return st;
+    cv_infer_types(*out); /* as the conversion's passes read them: an undeclared mask's type */
     oq_convert_report scratch = {0};
     cv_ctx lc = {.o = k->c->o, .r = &scratch, .polarity = k->c->polarity};
     st = *form == 'l' ? cv_pass_lower(&lc, *out, err) : cv_pass_expand_mask(&lc, *out, err);
@@ -423,7 +424,9 @@ static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
     if (!st && (open_session(rt, low, s, &e2) || run(*s, &k->b[0], &n_out, &out, &e2))) {
         char why2[320];
         short_reason(e2.msg, why2, sizeof why2);
-        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT runs neither the original (%s) nor its %s form (%s)",
+        /* the model ran up to the refusal the stand-in exists for: its failure is ortqual's */
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT refuses the original (%s), and the %s form ortqual built to "
+                        "stand in for it fails too (%s): ortqual's error, not the model's; please report it",
                         k->ref->name, why, form, why2);
     } else if (!st) {
         oq_tensors_free(out, n_out);
