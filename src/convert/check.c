@@ -109,6 +109,30 @@ static int64_t stride(const int64_t *shape, int32_t r, int32_t axis)
     return s;
 }
 
+/* Why an input gets no generated values: what the check needs from the caller, as a bad input
+ * is (exit 2), not a refused rewrite. A bool input is most often a mask: its reason says which. */
+static oq_status no_values(checker *k, oq_dtype dt, const char *name, oq_err *err)
+{
+    if (dt != OQ_DTYPE_BOOL)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for %s input '%s' (no table it indexes): "
+                          "give inputs batches", oq_dtype_name(dt), name);
+    if (k->mask)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for bool input '%s' (a second mask beside "
+                          "'%s', the one generated batches pad): give inputs batches", name, k->mask);
+    const Onnx__GraphProto *g = k->ref->orig->graph;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_input; i++) {
+        const Onnx__TypeProto__Tensor *t = input_type(g->input[i]);
+        n += t && t->elem_type == OQ_DTYPE_BOOL && !oq_gview_initializer(k->v, g->input[i]->name);
+    }
+    if (n > 1)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for bool input '%s' (generated batches make "
+                          "one mask, and the model has %zu bool inputs): give inputs batches", name, n);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for bool input '%s' (generated batches make "
+                      "bool values only for the mask input (mask_input NAME), which this is not): give inputs batches",
+                      name);
+}
+
 static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int64_t *len, int64_t B, int64_t L,
                            int64_t other, oq_rng *rng, oq_tensor **out, oq_err *err)
 {
@@ -137,10 +161,7 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
         return st;
     }
     int64_t rows = dt == OQ_DTYPE_INT64 || dt == OQ_DTYPE_INT32 ? gather_rows(k, vi->name) : 0;
-    if (!oq_dtype_is_float(dt) && rows <= 0)
-        /* what the check needs from the caller, as a bad input is (exit 2), not a refused rewrite */
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for %s input '%s' (no table it indexes): "
-                          "give inputs batches", oq_dtype_name(dt), vi->name);
+    if (!oq_dtype_is_float(dt) && rows <= 0) return no_values(k, dt, vi->name, err);
     oq_status st = oq_tensor_create(out, dt, r, shape, vi->name, err);
     if (st) return st;
     /* inputs with the mask's axes (the rule outputs are judged by) are zero on padding, as
