@@ -243,13 +243,15 @@ static int parse(struct convert_args *a, int argc, char **argv)
         OQ_OPT_GROUP("check (every conversion is checked before it is written: the original and the converted\n"
                      "model run on ORT CPU and every output is compared on the valid elements; when ORT refuses\n"
                      "the original for its broadcast mask, its --lower'ed form is the reference (its\n"
-                     "mask expanded for --lower); any other refusal is exit 3):"),
+                     "mask expanded for --lower); any other refusal is exit 3, but a failure on\n"
+                     "generated inputs is exit 2: give --inputs):"),
         {OQ_OPTK_LIST, "inputs", 0, "FILE...",
          "batches (.npz, a member per model input, by name): every file after\n"
          "it up to the next option, a quoted glob expanded here; repeatable.\n"
          "Each is checked against the model's inputs as validate checks its\n"
          "own before anything runs (exit 2). Default: two generated batches\n"
-         "with valid-prefix masks",
+         "with valid-prefix masks, each named dim sized alone (a model that\n"
+         "relates them, as a KV cache's total = past + new, needs --inputs)",
          &a->inputs, 0, 0, 0, NULL, NULL, OQ_OPT_MANY},
         {OQ_OPTK_LIST, "expected", 0, "FILE...",
          "PyTorch's outputs, one .npz per --inputs file in the same order\n"

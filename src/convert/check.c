@@ -75,17 +75,36 @@ static double uniform(oq_rng *s)
     return (double)(oq_rng_next(s) >> 11) / (double)(1ull << 52) - 1.0;
 }
 
+/* The sizes a generated batch gives named dims: the mask's batch and length, any other name one
+ * size of its own ("past", "new" and "total" alike). */
+typedef struct gen_sizes {
+    const char *bsym, *lsym; /* the mask's dim names, or NULL */
+    int64_t B, L, other;
+} gen_sizes;
+
+static int64_t named_size(const gen_sizes *z, const char *name)
+{
+    if (z->bsym && !strcmp(name, z->bsym)) return z->B;
+    if (z->lsym && !strcmp(name, z->lsym)) return z->L;
+    return z->other;
+}
+
 /* The size a generated batch gives a dimension. */
-static int64_t dim_value(const Onnx__TensorShapeProto__Dimension *d, const char *bsym, const char *lsym, int64_t B,
-                         int64_t L, int64_t other)
+static int64_t dim_value(const Onnx__TensorShapeProto__Dimension *d, const gen_sizes *z)
 {
     int64_t size = oq_dim_size(d);
     if (size >= 0) return size;
     const char *name = oq_dim_param(d);
-    if (!name) return -1;
-    if (bsym && !strcmp(name, bsym)) return B;
-    if (lsym && !strcmp(name, lsym)) return L;
-    return other;
+    return name ? named_size(z, name) : -1;
+}
+
+/* The names of the mask input's [B, L] dims (NULL where it has none). */
+static void mask_syms(checker *k, gen_sizes *z)
+{
+    const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
+    int two = mt && mt->shape && mt->shape->n_dim == 2;
+    z->bsym = two ? oq_dim_param(mt->shape->dim[0]) : NULL;
+    z->lsym = two ? oq_dim_param(mt->shape->dim[1]) : NULL;
 }
 
 /* An index input's range from the table it gathers from: [0, rows). */
@@ -109,19 +128,42 @@ static int64_t stride(const int64_t *shape, int32_t r, int32_t axis)
     return s;
 }
 
+/* Why an input gets no generated values: what the check needs from the caller, as a bad input
+ * is (exit 2), not a refused rewrite. A bool input is most often a mask: its reason says which. */
+static oq_status no_values(checker *k, oq_dtype dt, const char *name, oq_err *err)
+{
+    if (dt != OQ_DTYPE_BOOL)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for %s input '%s' (no table it indexes): "
+                          "give inputs batches", oq_dtype_name(dt), name);
+    if (k->mask)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for bool input '%s' (a second mask beside "
+                          "'%s', the one generated batches pad): give inputs batches", name, k->mask);
+    const Onnx__GraphProto *g = k->ref->orig->graph;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_input; i++) {
+        const Onnx__TypeProto__Tensor *t = input_type(g->input[i]);
+        n += t && t->elem_type == OQ_DTYPE_BOOL && !oq_gview_initializer(k->v, g->input[i]->name);
+    }
+    if (n > 1)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for bool input '%s' (generated batches make "
+                          "one mask, and the model has %zu bool inputs): give inputs batches", name, n);
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for bool input '%s' (generated batches make "
+                      "bool values only for the mask input (mask_input NAME), which this is not): give inputs batches",
+                      name);
+}
+
 static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int64_t *len, int64_t B, int64_t L,
                            int64_t other, oq_rng *rng, oq_tensor **out, oq_err *err)
 {
     const Onnx__TypeProto__Tensor *t = input_type(vi);
-    const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
-    const char *bsym = mt && mt->shape && mt->shape->n_dim == 2 ? oq_dim_param(mt->shape->dim[0]) : NULL;
-    const char *lsym = mt && mt->shape && mt->shape->n_dim == 2 ? oq_dim_param(mt->shape->dim[1]) : NULL;
+    gen_sizes z = {NULL, NULL, B, L, other};
+    mask_syms(k, &z);
     if (!t || !t->shape || t->shape->n_dim > OQ_MAX_DIMS)
         return oq_err_set(err, OQ_ERR_UNSUPPORTED, "input '%s' has no tensor shape to generate values for: give inputs batches", vi->name);
     int64_t shape[OQ_MAX_DIMS];
     int32_t r = (int32_t)t->shape->n_dim;
     for (int32_t i = 0; i < r; i++) {
-        shape[i] = dim_value(t->shape->dim[i], bsym, lsym, B, L, other);
+        shape[i] = dim_value(t->shape->dim[i], &z);
         if (shape[i] < 0)
             return oq_err_set(err, OQ_ERR_INVALID_ARG, "input '%s': dimension %d has no size or name: give inputs batches",
                               vi->name, (int)i);
@@ -137,10 +179,7 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
         return st;
     }
     int64_t rows = dt == OQ_DTYPE_INT64 || dt == OQ_DTYPE_INT32 ? gather_rows(k, vi->name) : 0;
-    if (!oq_dtype_is_float(dt) && rows <= 0)
-        /* what the check needs from the caller, as a bad input is (exit 2), not a refused rewrite */
-        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cannot generate values for %s input '%s' (no table it indexes): "
-                          "give inputs batches", oq_dtype_name(dt), vi->name);
+    if (!oq_dtype_is_float(dt) && rows <= 0) return no_values(k, dt, vi->name, err);
     oq_status st = oq_tensor_create(out, dt, r, shape, vi->name, err);
     if (st) return st;
     /* inputs with the mask's axes (the rule outputs are judged by) are zero on padding, as
@@ -157,6 +196,84 @@ static oq_status gen_input(checker *k, const Onnx__ValueInfoProto *vi, const int
     return OQ_OK;
 }
 
+/* Whether graph input `vi` declares a dim named `name`. */
+static int declares(const Onnx__ValueInfoProto *vi, const char *name)
+{
+    const Onnx__TypeProto__Tensor *t = input_type(vi);
+    for (size_t d = 0; t && t->shape && d < t->shape->n_dim; d++)
+        if (oq_dim_param(t->shape->dim[d]) && !strcmp(oq_dim_param(t->shape->dim[d]), name)) return 1;
+    return 0;
+}
+
+/* The generated inputs (no initializer backs them) that declare a dim of one of names[0..n),
+ * quoted, into buf; returns how many names some such input declares. */
+static size_t inputs_with(checker *k, const char *const *names, size_t n, char *buf, size_t cap)
+{
+    const Onnx__GraphProto *g = k->ref->orig->graph;
+    size_t used = 0, sized = 0;
+    *buf = 0;
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < g->n_input; i++)
+            if (!oq_gview_initializer(k->v, g->input[i]->name) && declares(g->input[i], names[j])) {
+                sized++;
+                break;
+            }
+    for (size_t i = 0; i < g->n_input && used < cap; i++) {
+        int has = 0;
+        for (size_t j = 0; j < n; j++) has |= declares(g->input[i], names[j]);
+        if (has && !oq_gview_initializer(k->v, g->input[i]->name))
+            used += (size_t)snprintf(buf + used, cap - used, "%s'%s'", used ? ", " : "", g->input[i]->name);
+    }
+    return sized;
+}
+
+/* A Concat whose output's size along its axis is declared by a name (a KV cache's present =
+ * Concat(past, new), declared [.., total, ..]) states that name = the sum of its inputs' sizes
+ * there. Generated batches give each name a size of its own: a sum they break is no run of
+ * the model, and ORT's failure would read as the model's. */
+static oq_status concat_fits(checker *k, const Onnx__NodeProto *n, const gen_sizes *z, oq_err *err)
+{
+    oq_symctx *sc = cv_sym(k->ref);
+    oq_symdim d[OQ_SYM_MAX_RANK];
+    int r = sc && n->n_output ? oq_sym_shape(sc, n->output[0], d, OQ_SYM_MAX_RANK) : -1;
+    int64_t ax = oq_node_attr_int(n, "axis", 0), sum = 0;
+    ax += ax < 0 ? r : 0;
+    const char *names[OQ_MAX_DIMS + 1] = {r > 0 && ax >= 0 && ax < r ? oq_symdim_name(sc, d[ax]) : NULL};
+    if (!names[0] || n->n_input + 1 > OQ_MAX_DIMS) return OQ_OK;
+    char terms[512] = "", sizes[512];
+    size_t nn = 1, tu = 0;
+    size_t su = (size_t)snprintf(sizes, sizeof sizes, "%s %lld", names[0], (long long)named_size(z, names[0]));
+    for (size_t i = 0; i < n->n_input; i++) {
+        if (oq_sym_shape(sc, n->input[i], d, OQ_SYM_MAX_RANK) != r) return OQ_OK;
+        const char *nm = oq_symdim_name(sc, d[ax]);
+        if (!nm && !(oq_symdim_known(d[ax]) && !d[ax].n)) return OQ_OK; /* a size neither named nor fixed */
+        sum += nm ? named_size(z, nm) : d[ax].coef;
+        if (nm) names[nn++] = nm;
+        tu += (size_t)snprintf(terms + tu, sizeof terms - tu, "%s%s", i ? " + " : "", nm ? nm : "");
+        if (!nm) tu += (size_t)snprintf(terms + tu, sizeof terms - tu, "%lld", (long long)d[ax].coef);
+        if (nm && su < sizeof sizes)
+            su += (size_t)snprintf(sizes + su, sizeof sizes - su, ", %s %lld", nm, (long long)named_size(z, nm));
+        if (tu >= sizeof terms || su >= sizeof sizes) return OQ_OK;
+    }
+    char ins[512];
+    /* a name no input declares is no size generated batches choose: the model computes it */
+    if (sum == named_size(z, names[0]) || inputs_with(k, names, nn, ins, sizeof ins) < nn) return OQ_OK;
+    return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: generated inputs cannot fit the model: Concat '%s' makes '%s' of "
+                      "%s = %s along axis %lld, and generated batches size each named dim alone (%s): give inputs "
+                      "batches for %s", k->ref->name, n->name ? n->name : "", n->output[0], names[0], terms,
+                      (long long)ax, sizes, ins);
+}
+
+/* The relations between named dims the model states, held by the sizes generated batches give. */
+static oq_status sizes_fit(checker *k, const gen_sizes *z, oq_err *err)
+{
+    const Onnx__GraphProto *g = oq_gview_graph(k->v);
+    oq_status st = OQ_OK;
+    for (size_t i = 0; !st && i < g->n_node; i++)
+        if (oq_node_is(g->node[i], "Concat")) st = concat_fits(k, g->node[i], z, err);
+    return st;
+}
+
 static oq_status generate(checker *k, oq_err *err)
 {
     static const int64_t Bs[2] = {3, 2}, Ls[2] = {16, 7}, others[2] = {4, 3};
@@ -168,13 +285,19 @@ static oq_status generate(checker *k, oq_err *err)
         int64_t B = Bs[bi], L = Ls[bi];
         const Onnx__TypeProto__Tensor *mt = k->mask ? input_type(oq_gview_value_info(k->v, k->mask)) : NULL;
         if (mt && mt->shape && mt->shape->n_dim == 2) { /* a fixed mask shape wins */
-            int64_t fb = dim_value(mt->shape->dim[0], NULL, NULL, 0, 0, B), fl = dim_value(mt->shape->dim[1], NULL, NULL, 0, 0, L);
+            /* a fixed size as it is, a named one the default (`other`) */
+            const gen_sizes fixed_b = {NULL, NULL, 0, 0, B}, fixed_l = {NULL, NULL, 0, 0, L};
+            int64_t fb = dim_value(mt->shape->dim[0], &fixed_b), fl = dim_value(mt->shape->dim[1], &fixed_l);
             if (!fb || !fl) /* no event, or no position to make a valid prefix of */
                 return oq_err_set(err, OQ_ERR_UNSUPPORTED, "%s: mask input '%s' has a dimension fixed to 0: "
                                   "give inputs batches", k->ref->name, k->mask);
             B = fb > 0 ? fb : B;
             L = fl > 0 ? fl : L;
         }
+        gen_sizes z = {NULL, NULL, B, L, others[bi]};
+        mask_syms(k, &z);
+        oq_status st = sizes_fit(k, &z, err);
+        if (st) return st;
         b->owned = 1;
         b->label = bi ? "generated batch 1" : "generated batch 0";
         b->in = calloc(g->n_input + 1, sizeof *b->in);
@@ -187,7 +310,7 @@ static oq_status generate(checker *k, oq_err *err)
         }
         for (size_t i = 0; i < g->n_input; i++) {
             if (oq_gview_initializer(k->v, g->input[i]->name)) continue;
-            oq_status st = gen_input(k, g->input[i], b->lengths, B, L, others[bi], &rng, &b->in[b->n_in], err);
+            st = gen_input(k, g->input[i], b->lengths, B, L, others[bi], &rng, &b->in[b->n_in], err);
             if (st) return oq_err_prefix(err, "%s: ", k->ref->name);
             b->n_in++;
         }
@@ -408,6 +531,7 @@ static oq_status reference_form(checker *k, const char *form, const char *why, c
     *out = NULL;
     oq_status st = cv_model_clone(k->ref, out, err);
     if (st) return st;
+    cv_infer_types(*out); /* as the conversion's passes read them: an undeclared mask's type */
     oq_convert_report scratch = {0};
     cv_ctx lc = {.o = k->c->o, .r = &scratch, .polarity = k->c->polarity};
     st = *form == 'l' ? cv_pass_lower(&lc, *out, err) : cv_pass_expand_mask(&lc, *out, err);
@@ -434,6 +558,18 @@ static oq_status not_checked(checker *k, const char *why)
     return OQ_ERR_CHECK_FAILED;
 }
 
+/* ORT's refusal of the original, not the one its exact forms exist for: the model's own (exit 3,
+ * as validate's ERROR), unless ORT loaded it and failed on generated inputs, whose sizes ortqual
+ * made up name by name: then the inputs are what the caller must give. */
+static oq_status refused_original(checker *k, int loaded, const char *why, oq_err *err)
+{
+    if (loaded && k->b[0].owned)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "%s: ORT fails the original on generated inputs (%s): generated "
+                          "batches give each named dim a size of its own, which this model may not take: give inputs "
+                          "batches", k->ref->name, why);
+    return oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT refuses the original model: %s", k->ref->name, why);
+}
+
 /* The reference session: the original; when ORT refuses it for the broadcast mask, the exact
  * form of it the conversion does not make. Any other refusal of the original is an error
  * naming the model and ORT's reason, as validate's of the same model. */
@@ -444,6 +580,7 @@ static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
     oq_tensor **out;
     oq_err e1 = {0};
     oq_status st = open_session(rt, k->ref, s, &e1);
+    int loaded = !st;
     if (!st) {
         st = run(*s, &k->b[0], &n_out, &out, &e1);
         if (!st) oq_tensors_free(out, n_out);
@@ -456,8 +593,7 @@ static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
     *s = NULL;
     char why[320];
     short_reason(e1.msg, why, sizeof why);
-    if (!broadcast_refusal(k, e1.msg))
-        return oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT refuses the original model: %s", k->ref->name, why);
+    if (!broadcast_refusal(k, e1.msg)) return refused_original(k, loaded, why, err);
     const char *form = independent_form(k->c->o);
     if (!form) return not_checked(k, why);
     cv_model *low = NULL;
@@ -466,7 +602,9 @@ static oq_status reference_session(checker *k, oq_session **s, oq_err *err)
     if (!st && (open_session(rt, low, s, &e2) || run(*s, &k->b[0], &n_out, &out, &e2))) {
         char why2[320];
         short_reason(e2.msg, why2, sizeof why2);
-        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT runs neither the original (%s) nor its %s form (%s)",
+        /* the model ran up to the refusal the stand-in exists for: its failure is ortqual's */
+        st = oq_err_set(err, OQ_ERR_RUNTIME, "%s: ORT refuses the original (%s), and the %s form ortqual built to "
+                        "stand in for it fails too (%s): ortqual's error, not the model's; please report it",
                         k->ref->name, why, form, why2);
     } else if (!st) {
         oq_tensors_free(out, n_out);

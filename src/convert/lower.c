@@ -116,6 +116,12 @@ static const char *unsupported(cv_model *m, const Onnx__NodeProto *n, char *why,
         return "grouped-query heads (Q and K have different head counts)";
     if (oq_node_attr_int(n, "is_causal", 0) && n->n_input > 6 && *n->input[6])
         return "is_causal with nonpad_kv_seqlen (a bottom-right causal diagonal)";
+    /* a bool mask selects (Where), any other is added: an unknown type is neither */
+    if (n->n_input > 3 && *n->input[3] && !cv_type_of(m, n->input[3], &r[0], d[0])) {
+        snprintf(why, wn, "attn_mask '%.120s' has no known type (neither declared nor inferred): bool or additive "
+                 "is unknown", n->input[3]);
+        return why;
+    }
     return NULL;
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "convert/convert-impl.h"
+#include "status/terms-impl.h"
 
 /* Roles of a factor, as bits; 0 is a copy. */
 enum { F_B = 1, F_K = 2, F_Q = 4, F_CK = 8 };
@@ -538,11 +539,22 @@ static int only(const axis *a4, int at, int role, oq_symdim *size)
     return 1;
 }
 
+/* `x` is the float mask input's own values (1/0 as the contract reads it) with no arithmetic
+ * over them: the model adds the input to its scores, so the input is an additive mask itself. */
+static int raw_input(const ev *e, const mval *x)
+{
+    if (!x->input || x->elem == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL || !oq_dtype_is_float((oq_dtype)x->elem)) return 0;
+    for (int i = 0; i < 4; i++)
+        if (x->t[i] != (double)((i & 1) != e->pad)) return 0;
+    return 1;
+}
+
 int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mask_input, oq_mask_polarity polarity,
                    cv_maskfn *fn, char *why, size_t why_n)
 {
     ev e = {m, cv_view(m), cv_sym(m), mask_input, polarity == OQ_MASK_POLARITY_PAD, why, why_n, 4096, fn};
     mval x;
+    char said[32];
     *why = 0;
     memset(fn, 0, sizeof *fn);
     fn->batch = fn->keys = fn->causal = oq_symdim_const(INT64_MIN);
@@ -558,6 +570,10 @@ int cv_maskfn_eval(cv_model *m, const char *mask, int is_causal, const char *mas
         if (x.elem == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL) keep[i] = x.t[i] != 0;
         else if (x.t[i] == 0) keep[i] = 1;
         else if (x.t[i] <= OQ_SDPA_FILL_MAX) keep[i] = 0;
+        else if (raw_input(&e, &x))
+            return fail(&e, "the float input '%s' is added to the scores as it is: it is itself an additive mask "
+                        "(0 = keep, large negative = pad), not a 1/0 mask a rewrite can read; validate a model that "
+                        "takes one without a mask %s", x.input, oq_terms("(no_mask)", said, sizeof said));
         else return fail(&e, "the additive mask adds %g, neither 0 nor a large negative number", x.t[i]);
         if (is_causal && !(i & 2)) keep[i] = 0;
     }

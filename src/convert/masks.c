@@ -264,7 +264,7 @@ static void expand_one(cv_ctx *c, cv_model *m, size_t i)
     cv_dim out[OQ_SYM_MAX_RANK];
     for (int k = 0; k < tr; k++) out[k] = k < tr - r ? (cv_dim){1, NULL} : mdims[k - (tr - r)];
     out[tr - 2] = qd[qr - 2];
-    cv_set_type(m, full, et, tr, out);
+    if (et) cv_set_type(m, full, et, tr, out); /* an unknown type is left to ORT: Expand keeps its input's */
     Onnx__NodeProto *own = cv_node_own(m, i);
     if (!own) return;
     cv_node_set_input(m, own, IN_MASK, full);

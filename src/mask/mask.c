@@ -164,6 +164,43 @@ int oq_mask_polarity_parse(const char *s, oq_mask_polarity *out)
     return 0;
 }
 
+/* A value that excludes a key when added to a score: inspect's fill bound (OQ_SDPA_FILL_MAX, a
+ * folder of this layer, so not included): exp underflows to 0 in float16/32 far above it. */
+#define ADDITIVE_PAD_MAX (-1.0e4)
+
+/* A float mask of 0s and large negatives (at least one, else NULL into *at) is an additive mask,
+ * as HF's extended attention mask: read as 1/0 it is all padding or bad values, which says
+ * nothing of what it is. Returns whether it is one. */
+static int additive(const oq_tensor *m, int64_t *at)
+{
+    if (!oq_dtype_is_float(m->dtype)) return 0;
+    int64_t n = oq_tensor_numel(m), neg = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double v = oq_tensor_get_f64(m, i);
+        if (v != 0.0 && !(v <= ADDITIVE_PAD_MAX)) return 0;
+        if (v != 0.0 && neg < 0) neg = i;
+    }
+    *at = neg;
+    return 1;
+}
+
+/* A failed check of an additive mask says what it is and how such a model is validated. */
+static oq_status additive_said(const oq_tensor *m, oq_status st, oq_err *err)
+{
+    int64_t at, L = m->shape[1];
+    if (!st || !additive(m, &at)) return st;
+    if (at < 0)
+        return oq_err_set(err, OQ_ERR_MASK, "the mask is 0 at every position: read as 1/0 every event is empty; if it "
+                          "is an additive mask (0 = keep), validate a model that takes one without a mask (no_mask)");
+    char v[64];
+    mask_value_str(m, at, v, sizeof v);
+    return oq_err_set(err, OQ_ERR_MASK,
+                      "the mask holds only 0 and large negative values (%s at event %" PRId64 ", position %" PRId64
+                      "): it is itself an additive mask (0 = keep, large negative = pad), not the 1/0 mask the "
+                      "contract reads; validate a model that takes one without a mask (no_mask)",
+                      v, at / L, at % L);
+}
+
 /* The check behind both entry points (each names itself in its NULL message). */
 static oq_status check_mask(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
                             int chosen, int64_t *lengths_out, oq_err *err)
@@ -177,6 +214,7 @@ static oq_status check_mask(const oq_tensor *mask, const oq_tensor *features, oq
     int64_t one, *len = lengths_out ? malloc(sizeof *len * (B ? B : 1)) : NULL;
     if (lengths_out && !len) return oq_err_set(err, OQ_ERR_NOMEM, "mask check: out of memory");
     for (size_t b = 0; !st && b < B; b++) st = check_row(mask, (int64_t)b, polarity, chosen, len ? &len[b] : &one, err);
+    st = additive_said(mask, st, err);
     if (!st && len) memcpy(lengths_out, len, sizeof *len * B);
     free(len);
     return st;

@@ -171,7 +171,7 @@ expect 0 "written: " $ORTQUAL convert "$F/hand_attention/hand_attention_op18.onn
 expect 0 "written: .*if_23\.onnx" $ORTQUAL convert "$T/if.onnx" -o "$T/if_23.onnx" --opset 23 --inputs "$T/if_in.npz"
 # its bool input cannot be generated: an input the caller must give is exit 2, the error alone
 # (it was exit 1 after the plan, as a refused rewrite reads)
-one_line 2 "^ortqual convert: .*if\.onnx: cannot generate values for bool input 'cond' \(no table it indexes\): give --inputs$" \
+one_line 2 "^ortqual convert: .*if\.onnx: cannot generate values for bool input 'cond' \(generated batches make bool values only for the mask input \(--mask NAME\), which this is not\): give --inputs$" \
     $ORTQUAL convert "$T/if.onnx" -o "$T/if_gen.onnx" --opset 23
 # onto an existing output: refused, and the refusal says how to overwrite (as bench and export do)
 expect 2 "fuse_expand\.onnx: exists \(not overwritten\) \(use --force or another -o\)$" \

@@ -197,6 +197,33 @@ static void expect_bad_float(oq_dtype dtype, double bad, const char *shown)
     oq_tensor_free(m);
 }
 
+/* A float mask of 0s and large negatives is an additive mask: said so, with no_mask the way
+ * (it read "event 0: empty event" or "value -1e+09 is not 0 or 1", QA round 9a's defect 9). */
+static void test_additive_mask(void **state)
+{
+    (void)state;
+    const double v[2 * 3] = {0, 0, 0, /**/ 0, -1e9, -INFINITY};
+    oq_tensor *m = mask_of(OQ_DTYPE_FLOAT32, 2, 3, v);
+    expect_refused(m, NULL, OQ_ERR_MASK, "only 0 and large negative values (-1e+09 at event 1, position 1)",
+                   "it is itself an additive mask", "without a mask (no_mask)");
+    oq_tensor_free(m);
+    const double z[2 * 3] = {0};
+    m = mask_of(OQ_DTYPE_FLOAT16, 2, 3, z);
+    expect_refused(m, NULL, OQ_ERR_MASK, "the mask is 0 at every position: read as 1/0 every event is empty",
+                   "if it is an additive mask (0 = keep)", NULL);
+    /* read with 1 = padding, zeros are a valid mask: nothing to say */
+    int64_t lengths[2];
+    oq_err err = {0};
+    assert_int_equal(oq_mask_check_polarity(m, NULL, OQ_MASK_POLARITY_PAD, lengths, &err), OQ_OK);
+    assert_int_equal(lengths[1], 3);
+    oq_tensor_free(m);
+    /* a 1/0 float mask with an empty event keeps its own message */
+    const double e[2 * 3] = {1, 1, 0, /**/ 0, 0, 0};
+    m = mask_of(OQ_DTYPE_FLOAT32, 2, 3, e);
+    expect_refused(m, NULL, OQ_ERR_MASK, "event 1: empty event", NULL, NULL);
+    oq_tensor_free(m);
+}
+
 static void test_values_other_than_0_1(void **state)
 {
     (void)state;
@@ -332,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_left_padding),
         cmocka_unit_test(test_empty_event),
         cmocka_unit_test(test_values_other_than_0_1),
+        cmocka_unit_test(test_additive_mask),
         cmocka_unit_test(test_lengths_check),
         cmocka_unit_test(test_make_round_trip),
         cmocka_unit_test(test_sanitize_zeroes_only_padding),

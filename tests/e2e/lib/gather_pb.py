@@ -11,7 +11,8 @@ def num(n, x): return v(n << 3) + v(x)
 
 
 def vinfo(name, elem, dims):
-    shape = b"".join(f(1, num(1, d)) for d in dims)
+    """A value's type: dims are sizes or names."""
+    shape = b"".join(f(1, f(2, d) if isinstance(d, str) else num(1, d)) for d in dims)
     return f(1, name) + f(2, f(1, num(1, elem) + f(2, shape)))
 
 
