@@ -13,11 +13,13 @@
 typedef struct oq_heads {
     int64_t heads, head_dim;
     int folded; /* a chain of [B*H, L, D] scores */
+    int64_t kv_heads; /* an operator's K/V heads (oq_attention_heads_op); 0 where not fixed */
 } oq_heads;
 
 /* An ONNX Attention node's (`ms` 0) or a com.microsoft one's (`ms` 1): Q's axis 1 where Q is
  * 4-D ([B, H, L, D]: ONNX reads the heads off the shape then; D its axis 3), else q_num_heads
- * (com.microsoft: num_heads), D Q's hidden axis over them. */
+ * (com.microsoft: num_heads), D Q's hidden axis over them; the K/V heads K's axis 1 where K is
+ * 4-D, else kv_num_heads (grouped-query where they differ from the query heads). */
 oq_heads oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms);
 /* A decomposed chain's: the heads axis of the query side of its score product (rank 4: axis 1;
  * rank 5, grouped query heads [B, Hkv, G, L, D]: Hkv * G), carried back through the Transpose and

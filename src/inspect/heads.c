@@ -106,9 +106,11 @@ static int64_t size_of(const oq_gview *v, oq_symctx *sc, const char *value, int 
 oq_heads oq_attention_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n, int ms)
 {
     oq_heads h = {0};
-    const char *q = n->n_input ? n->input[0] : NULL;
+    const char *q = n->n_input ? n->input[0] : NULL, *k = n->n_input > 1 && *n->input[1] ? n->input[1] : NULL;
     int rank = q ? oq_sym_rank(sc, q) : -1;
-    if (!ms && rank == 4) return (oq_heads){size_of(v, sc, q, 1), size_of(v, sc, q, 3), 0};
+    int64_t kv = oq_node_attr_int(n, "kv_num_heads", 0);
+    h.kv_heads = !ms && k && oq_sym_rank(sc, k) == 4 ? size_of(v, sc, k, 1) : kv > 0 ? kv : 0;
+    if (!ms && rank == 4) return (oq_heads){size_of(v, sc, q, 1), size_of(v, sc, q, 3), 0, h.kv_heads};
     int64_t a = oq_node_attr_int(n, ms ? "num_heads" : "q_num_heads", 0);
     h.heads = a > 0 ? a : 0;
     /* com.microsoft's Attention reads the hidden input before its projection, and a packed QKV
