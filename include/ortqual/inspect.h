@@ -172,6 +172,13 @@ OQ_API const char *oq_model_precision_name(const oq_model_precision *p);
 #define OQ_INSPECT_SCHEMA "ortqual.inspect/1"
 OQ_API char *oq_model_info_json(const oq_model_info *mi);
 
+/* The K and V heads of mi->attention[i] (mi from oq_model_inspect_file or _bytes): K's axis 1
+ * where K is 4-D ([B, Hkv, L, D]), else kv_num_heads; grouped-query attention where they differ
+ * from its heads (which --lower does not rewrite). 0 when the model does not fix them, for a
+ * decomposed chain (its K is repeated to the query heads before the product), or i out of range.
+ * (oq_attention_info has no member for it: its size is the ABI's.) */
+OQ_API int64_t oq_attention_kv_heads(const oq_model_info *mi, size_t i);
+
 /* One node of a model and what the model declares about the values it reads and writes
  * (graph inputs and outputs, value_info, initializers): enough to name a node's inputs and
  * their shapes when a runtime refuses it.

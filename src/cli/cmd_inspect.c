@@ -98,14 +98,16 @@ static void print_io(const char *what, const oq_io_info *io, size_t n, const cha
     }
 }
 
-/* " (heads 4, head dim 8)", "?" for what the graph does not fix; nothing when neither is fixed. */
-static void print_heads(const oq_attention_info *a)
+/* " (heads 4, head dim 8)", "?" for what the graph does not fix; nothing when neither is fixed;
+ * " (heads 4, kv heads 2, head dim 8)" for grouped-query heads, which --lower refuses. */
+static void print_heads(const oq_attention_info *a, int64_t kv)
 {
-    char h[24] = "?", d[24] = "?";
+    char h[24] = "?", d[24] = "?", k[40] = "";
     if (a->heads <= 0 && a->head_dim <= 0) return;
     if (a->heads > 0) snprintf(h, sizeof h, "%lld", (long long)a->heads);
     if (a->head_dim > 0) snprintf(d, sizeof d, "%lld", (long long)a->head_dim);
-    printf(" (heads %s, head dim %s)", h, d);
+    if (kv > 0 && kv != a->heads) snprintf(k, sizeof k, ", kv heads %lld", (long long)kv);
+    printf(" (heads %s%s, head dim %s)", h, k, d);
 }
 
 static void print_text(const char *path, const oq_model_info *mi, const contract *c)
@@ -138,7 +140,7 @@ static void print_text(const char *path, const oq_model_info *mi, const contract
         printf("  %s%s%s '%s'", *a->domain ? oq_cli_shown(a->domain) : "", *a->domain ? "::" : "", oq_cli_shown(a->kind),
                oq_cli_shown(a->name));
         for (size_t k = 0; k < a->n_attrs; k++) printf(" %s", oq_cli_shown(a->attrs[k]));
-        print_heads(a);
+        print_heads(a, oq_attention_kv_heads(mi, i));
         printf("\n      %s\n", oq_cli_shown(a->detail));
     }
     for (size_t i = 0; i < mi->n_warnings; i++) printf("warning: %s\n", oq_cli_shown(mi->warnings[i]));

@@ -89,8 +89,8 @@ static const char *dims_mismatch(cv_model *m, const cv_maskfn *fn, const char *q
     char a[64], b[64];
     if (!seq_dims(m, q, &qb, &ql) || !seq_dims(m, k, &kb, &kl)) return "the shapes of Q and K are unknown";
     if ((fn->kind == CV_MASK_KEY_PADDING || fn->kind == CV_MASK_CAUSAL_PADDING) && !oq_symdim_eq(fn->keys, kl)) {
-        snprintf(why, n, "cannot show that the mask's length %s is K's sequence length %s",
-                 dim_str(m, fn->keys, a), dim_str(m, kl, b));
+        snprintf(why, n, "cannot show that the mask's length %s is K's sequence length %s (declare the shape of "
+                 "K '%s' with the mask's dim names: value_info)", dim_str(m, fn->keys, a), dim_str(m, kl, b), k);
         return why;
     }
     if (fn->kind == CV_MASK_KEY_PADDING && !oq_symdim_eq(fn->batch, qb)) {

@@ -7,6 +7,7 @@
 #include "core/core-impl.h"
 #include "inspect/gview-impl.h"
 #include "inspect/model-impl.h"
+#include "ortqual/tensor.h"
 
 /* Everything known about one value name. */
 typedef struct value {
@@ -222,8 +223,10 @@ static size_t proto_numel(const Onnx__TensorProto *t)
     return n;
 }
 
-static double half_to_double(uint16_t h)
+/* A float16 or bfloat16 element's bits as a number. */
+static double half_to_double(int32_t type, uint16_t h)
 {
+    if (type == ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16) return oq_bf16_bits_to_f32(h);
     int e = (h >> 10) & 0x1f, m = h & 0x3ff;
     double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
     return h & 0x8000 ? -v : v;
@@ -273,12 +276,13 @@ static int proto_elem(const Onnx__TensorProto *t, size_t i, double *out)
         else if (!raw && i < t->n_int32_data) *out = t->int32_data[i] != 0;
         else return 0;
         return 1;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: { /* both 16 bits, in raw_data or one per int32_data */
         uint16_t h;
         if (raw && rl >= (i + 1) * 2) memcpy(&h, raw + i * 2, 2);
         else if (!raw && i < t->n_int32_data) h = (uint16_t)t->int32_data[i];
         else return 0;
-        *out = half_to_double(h);
+        *out = half_to_double(t->data_type, h);
         return 1;
     }
     default:
@@ -328,7 +332,7 @@ static int const_scalar_depth(const oq_gview *v, const char *name, double *out, 
         else if (to == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 || to == ONNX__TENSOR_PROTO__DATA_TYPE__INT32)
             *out = trunc(*out);
         else if (to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && to != ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE &&
-                 to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16)
+                 to != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 && to != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16)
             return 0;
         return 1;
     }

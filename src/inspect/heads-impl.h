@@ -35,6 +35,11 @@ int64_t oq_input_head_size(oq_symctx *sc, const char *x, int rank, int64_t heads
  * shape", or either "as the graph computes it"; *q_heads: Q's head count when the size is read
  * from Q's shape, else 0. */
 int64_t oq_attention_head_size(oq_symctx *sc, const Onnx__NodeProto *n, int64_t *q_heads, const char **from);
+
+/* The K/V heads of an ONNX Attention node or a com.microsoft one: K's axis 1 where an ONNX
+ * Attention's K is 4-D, else kv_num_heads (grouped-query where they differ from the query
+ * heads); 0 where the graph does not fix them. */
+int64_t oq_attention_kv_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n);
 /* A decomposed chain's: the heads axis of the query side of its score product (rank 4: axis 1;
  * rank 5, grouped query heads [B, Hkv, G, L, D]: Hkv * G), carried back through the Transpose and
  * the Reshape that split the heads off the hidden axis, D its last axis; rank 3, the heads folded

@@ -119,6 +119,14 @@ int64_t oq_attention_query_heads(const oq_gview *v, oq_symctx *sc, const Onnx__N
     return a > 0 ? a : 0;
 }
 
+int64_t oq_attention_kv_heads_op(const oq_gview *v, oq_symctx *sc, const Onnx__NodeProto *n)
+{
+    const char *k = n->n_input > 1 && *n->input[1] ? n->input[1] : NULL;
+    if (!ms_op(n, NULL) && k && oq_sym_rank(sc, k) == 4) return size_of(v, sc, k, 1);
+    int64_t kv = oq_node_attr_int(n, "kv_num_heads", 0);
+    return kv > 0 ? kv : 0;
+}
+
 /* A declared (or inferred) size, else 0. */
 static int64_t plain_size(oq_symdim d) { return d.n == 0 && d.coef > 0 ? d.coef : 0; }
 

@@ -289,11 +289,32 @@ static char *attr_text(ctx *c, const Onnx__AttributeProto *a)
     }
 }
 
-static oq_attention_info *new_attention(ctx *c, oq_model_info *mi)
+/* The info with what its public structs have no member for (their sizes are the ABI's): each
+ * attention's K/V heads (oq_attention_kv_heads). Every oq_model_info the library makes is one. */
+typedef struct info_ext {
+    oq_model_info info; /* first: a pointer to either is a pointer to both */
+    int64_t *kv_heads;  /* per attention entry */
+    size_t n_kv;
+} info_ext;
+
+/* A new attention entry whose K/V heads are kv_heads. */
+static oq_attention_info *new_attention(ctx *c, oq_model_info *mi, int64_t kv_heads)
 {
-    oq_attention_info *a = OQ_PUSH(mi->attention, mi->n_attention);
-    if (!a) c->oom = 1;
+    info_ext *e = (info_ext *)mi;
+    int64_t *kv = OQ_PUSH(e->kv_heads, e->n_kv);
+    oq_attention_info *a = kv ? OQ_PUSH(mi->attention, mi->n_attention) : NULL;
+    if (!a) {
+        c->oom = 1;
+        return NULL;
+    }
+    *kv = kv_heads;
     return a;
+}
+
+int64_t oq_attention_kv_heads(const oq_model_info *mi, size_t i)
+{
+    const info_ext *e = (const info_ext *)mi;
+    return mi && i < e->n_kv ? e->kv_heads[i] : 0;
 }
 
 static void fill_attrs(ctx *c, oq_attention_info *a, const Onnx__NodeProto *n)
@@ -373,7 +394,7 @@ static void find_decomposed(ctx *c, oq_model_info *mi, size_t idx)
     const Onnx__NodeProto *n = c->g->node[idx];
     oq_sdpa_match m;
     if (!c->view || !oq_sdpa_match_softmax(c->view, c->sym, idx, &m)) return;
-    oq_attention_info *a = new_attention(c, mi);
+    oq_attention_info *a = new_attention(c, mi, 0);
     if (!a) return;
     a->kind = dup0(c, "decomposed");
     a->domain = dup0(c, "");
@@ -408,7 +429,7 @@ static void scan_node(ctx *c, oq_model_info *mi, const Onnx__ModelProto *m, size
     int onnx_attn = def && !strcmp(op, "Attention");
     int ms_attn = ms && strstr(op, "Attention");
     if (onnx_attn || ms_attn) {
-        oq_attention_info *a = new_attention(c, mi);
+        oq_attention_info *a = new_attention(c, mi, c->view && c->sym ? oq_attention_kv_heads_op(c->view, c->sym, n) : 0);
         if (!a) return;
         a->kind = dup0(c, op);
         a->domain = dup0(c, def ? "" : n->domain);
@@ -472,7 +493,8 @@ oq_status oq_model_inspect_proto(const Onnx__ModelProto *m, const char *name, oq
     else if (!m->graph) st = not_onnx(err, name, "no graph");
     else if (!m->n_opset_import) st = not_onnx(err, name, "no opset_import");
     if (!st) st = oq_graph_defs_check(m->graph, name, err);
-    oq_model_info *mi = st ? NULL : calloc(1, sizeof *mi);
+    info_ext *e = st ? NULL : calloc(1, sizeof *e);
+    oq_model_info *mi = e ? &e->info : NULL;
     if (!st && !mi) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     if (st) return st;
     ctx c = {0, m->graph, NULL, NULL};
@@ -685,6 +707,7 @@ void oq_model_info_free(oq_model_info *mi)
     free(mi->warnings);
     for (size_t i = 0; i < mi->n_external_files; i++) free(mi->external_files[i]);
     free(mi->external_files);
+    free(((info_ext *)mi)->kv_heads);
     free(mi);
 }
 
@@ -753,6 +776,8 @@ char *oq_model_info_json(const oq_model_info *mi)
                                                                    : json_null()));
         json_object_set_new(json_array_get(att, i), "heads", a->heads > 0 ? json_integer(a->heads) : json_null());
         json_object_set_new(json_array_get(att, i), "head_dim", a->head_dim > 0 ? json_integer(a->head_dim) : json_null());
+        int64_t kv = oq_attention_kv_heads(mi, i);
+        json_object_set_new(json_array_get(att, i), "kv_heads", kv > 0 ? json_integer(kv) : json_null());
     }
     json_t *root = json_pack(
         "{s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:I, s:o, s:o, s:o}", "schema", OQ_INSPECT_SCHEMA, "ir_version",

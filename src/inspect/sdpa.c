@@ -6,6 +6,7 @@
 
 #include "inspect/heads-impl.h"
 #include "inspect/sdpa-impl.h"
+#include "ortqual/inspect.h"
 
 static const char *node_name(const Onnx__NodeProto *n)
 {
@@ -89,6 +90,22 @@ static int refuse(oq_sdpa_match *m, oq_sdpa_verdict verdict, const char *fmt, ..
     va_end(ap);
     m->verdict = verdict;
     return 1;
+}
+
+/* `what` `value` (Q, K, V, the scores) is not of rank `want`: its rank, or where its shape is
+ * unknown, the tensor whose shape the inference could not work out and what to declare. */
+static int refuse_rank(oq_symctx *sc, oq_sdpa_match *m, const char *what, const char *value, int want)
+{
+    int r = oq_sym_rank(sc, value);
+    if (r >= 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "%s '%s' is of rank %d, not %d", what, value, r, want);
+    const Onnx__NodeProto *at;
+    const char *x = oq_sym_unknown_from(sc, value, &at);
+    if (!at)
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "the rank of %s '%s' is unknown: '%s' declares no shape; declare its "
+                      "shape (value_info) or export with shape inference", what, value, x);
+    return refuse(m, OQ_SDPA_UNSUPPORTED, "the rank of %s '%s' is unknown: shapes are not inferred through %s '%s' "
+                  "(output '%s'); declare the shape of '%s' (value_info) or export with shape inference", what, value,
+                  op_name(at), node_name(at), x, x);
 }
 
 /* Does `value` come from node `target` through score-side ops only? */
@@ -193,7 +210,7 @@ static int key_side(const oq_gview *v, oq_symctx *sc, oq_sdpa_match *m, const ch
         return refuse(m, OQ_SDPA_UNSUPPORTED, "the key operand '%s' is not a transpose of K's last two axes", kt);
     }
     if (!unscale(v, &k, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a key scale that is not a positive constant");
-    if (oq_sym_rank(sc, k) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "K '%s' is not known to be rank 4", k);
+    if (oq_sym_rank(sc, k) != 4) return refuse_rank(sc, m, "K", k, 4);
     m->k = k;
     return 0;
 }
@@ -255,6 +272,17 @@ static const char *shape_text(const Onnx__TensorProto *t, char *buf, size_t cap)
     return buf;
 }
 
+/* Constant t holds one number, which the caller could not read: said as "a float32 scalar in
+ * external data" (or of a type not read); NULL when it holds another count. */
+static const char *unread_scalar(const Onnx__TensorProto *t, char *buf, size_t cap)
+{
+    for (size_t i = 0; i < t->n_dims; i++)
+        if (t->dims[i] != 1) return NULL;
+    int external = t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    snprintf(buf, cap, "a %s scalar%s", oq_elem_type_name(t->data_type), external ? " in external data" : "");
+    return buf;
+}
+
 /* Node p (input `path` on the score chain) is none the fuse takes: the rule it breaks, then
  * the node, so the reader learns what to change, not only where. */
 static int refuse_score_op(const oq_gview *v, oq_sdpa_match *m, const Onnx__NodeProto *p, int path)
@@ -263,6 +291,9 @@ static int refuse_score_op(const oq_gview *v, oq_sdpa_match *m, const Onnx__Node
     const char *other = p->n_input == 2 ? p->input[1 - path] : NULL;
     const Onnx__TensorProto *t = other && (mul || div) ? oq_gview_const_proto(v, other) : NULL;
     char dims[96];
+    if (t && (mul || path == 0) && unread_scalar(t, dims, sizeof dims))
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "a score scale that is not read: %s '%s' by '%s', %s", op_name(p),
+                      node_name(p), other, dims);
     if (t && (mul || path == 0))
         return refuse(m, OQ_SDPA_UNSUPPORTED, "a score scale that is not a scalar: %s '%s' by '%s' of shape %s "
                       "(Attention's scale is one number)", op_name(p), node_name(p), other,
@@ -325,9 +356,13 @@ static int add_where(const oq_gview *v, oq_sdpa_match *m, const Onnx__NodeProto 
         m->mask = w->kind;
         m->mask_value = w->cond;
     }
-    if (!oq_gview_const_scalar(v, w->fill_value, &w->fill))
-        return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
-    return 0;
+    const Onnx__TensorProto *t = oq_gview_const_proto(v, w->fill_value);
+    char why[96];
+    if (oq_gview_const_scalar(v, w->fill_value, &w->fill)) return 0;
+    if (t && unread_scalar(t, why, sizeof why))
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with '%s', %s, which is not read",
+                      node_name(p), w->fill_value, why);
+    return refuse(m, OQ_SDPA_UNSUPPORTED, "Where '%s' fills masked scores with a non-constant value", node_name(p));
 }
 
 /* One more mask term at node p: an additive one (Add) or a Where. A factor met since the last
@@ -495,7 +530,7 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     int rank = oq_sym_rank(sc, mm->output[0]);
     if (rank < 0) rank = oq_sym_rank(sc, mm->input[0]);
     int64_t axis = oq_node_attr_int(s, "axis", oq_gview_opset(v) >= 13 ? -1 : 1);
-    if (rank < 0) return refuse(m, OQ_SDPA_UNSUPPORTED, "the rank of the scores is unknown");
+    if (rank < 0) return refuse_rank(sc, m, "the scores", mm->output[0], 4);
     if (axis < 0) axis += rank;
     if (axis >= 0 && axis < rank - 1 && oq_gview_opset(v) < 13) /* before 13 Softmax flattens at its axis */
         return refuse(m, OQ_SDPA_NOT_ATTENTION, "softmax over axes %lld..%d of %d flattened into one (a Softmax of "
@@ -511,12 +546,13 @@ int oq_sdpa_match_softmax(const oq_gview *v, oq_symctx *sc, size_t softmax, oq_s
     if (rank == 3) return fold_end(v, sc, m, s, mm, out);
     const char *q = mm->input[0];
     if (!unscale(v, &q, &m->scale)) return refuse(m, OQ_SDPA_UNSUPPORTED, "a query scale that is not a positive constant");
-    if (oq_sym_rank(sc, q) != 4) return refuse(m, OQ_SDPA_UNSUPPORTED, "Q '%s' is not known to be rank 4", q);
+    if (oq_sym_rank(sc, q) != 4) return refuse_rank(sc, m, "Q", q, 4);
     m->q = q;
     if (key_side(v, sc, m, mm->input[1])) return 1;
     if (value_end(v, m, s, out)) return 1;
-    if (out->n_input != 2 || oq_sym_rank(sc, out->input[1]) != 4)
-        return refuse(m, OQ_SDPA_UNSUPPORTED, "V '%s' is not known to be rank 4", out->n_input > 1 ? out->input[1] : "?");
+    if (out->n_input != 2)
+        return refuse(m, OQ_SDPA_UNSUPPORTED, "the output MatMul has %zu inputs, not 2", out->n_input);
+    if (oq_sym_rank(sc, out->input[1]) != 4) return refuse_rank(sc, m, "V", out->input[1], 4);
     m->v = out->input[1];
     m->verdict = OQ_SDPA_FUSABLE;
     return 1;

@@ -43,7 +43,7 @@ oq_symdim oq_symdim_div(oq_symdim a, oq_symdim b);
 /* The model's name for `d` when it is exactly one named dimension ("seq"), NULL for
  * constants, products and the opaque "value#axis" symbols. */
 const char *oq_symdim_name(const oq_symctx *c, oq_symdim d);
-/* "4*batch", "seq", "7", "?" into buf; returns buf. */
+/* "4*batch", "seq", "7", "?" into buf, a dim nothing names as "k.shape[2]"; returns buf. */
 char *oq_symdim_str(const oq_symctx *c, oq_symdim d, char *buf, size_t n);
 
 /* The view c evaluates over. */
@@ -59,7 +59,8 @@ typedef struct oq_sym_typed {
 
 /* Infer the element type and shape of every node output without value_info, forward through the
  * ops exporters use around attention (typeinfer.c: elementwise with broadcasting, MatMul,
- * Transpose, Reshape, Unsqueeze, Squeeze, Cast, Softmax, ...), where both are known; from then on
+ * Transpose, Reshape, Unsqueeze, Squeeze, Cast, Softmax, rotary's Slice and Concat, repeat_kv's
+ * Expand and Tile with a constant or computed shape, Shape, ...), where both are known; from then on
  * oq_sym_shape and oq_sym_rank read them as a value_info declaring them would be read. The one
  * shape reasoning of inspect (which reads them so) and convert (which declares them before its
  * passes). Errors: OQ_ERR_NOMEM. */
@@ -69,6 +70,10 @@ const oq_sym_typed *oq_sym_inferred(const oq_symctx *c, size_t *n);
 /* The last axis of `value` as the graph computes it (every node inferred, declared or not: a
  * declared dynamic size is no answer), a plain size, or -1 when the graph does not fix it. */
 int64_t oq_sym_computed_last(oq_symctx *c, const char *value);
+/* Where the inference stopped on the way to `value`, whose rank is unknown: the first tensor back
+ * through inputs of unknown rank whose own inputs are all of known rank, *at its producer (NULL: a
+ * graph input or an initializer that declares no shape); NULL when value's rank is known. */
+const char *oq_sym_unknown_from(oq_symctx *c, const char *value, const Onnx__NodeProto **at);
 /* (oq_sym_infer's) c takes the n typed tensors and their index by producing node, both malloc'ed. */
 void oq_sym_adopt(oq_symctx *c, oq_sym_typed *typed, size_t n, size_t *slot);
 

@@ -145,8 +145,12 @@ char *oq_symdim_str(const oq_symctx *c, oq_symdim d, char *buf, size_t n)
     }
     size_t w = 0;
     if (d.coef != 1 || !d.n) w += (size_t)snprintf(buf, n, "%lld", (long long)d.coef);
-    for (int i = 0; i < d.n && w < n; i++)
-        w += (size_t)snprintf(buf + w, n - w, "%s%s", w ? "*" : "", c->names[d.sym[i]]);
+    for (int i = 0; i < d.n && w < n; i++) {
+        const char *s = c->names[d.sym[i]], *hash = strrchr(s, '#');
+        /* an opaque "value#axis" is said as the reader would write it: value.shape[axis] */
+        if (hash) w += (size_t)snprintf(buf + w, n - w, "%s%.*s.shape[%s]", w ? "*" : "", (int)(hash - s), s, hash + 1);
+        else w += (size_t)snprintf(buf + w, n - w, "%s%s", w ? "*" : "", s);
+    }
     return buf;
 }
 

@@ -186,6 +186,116 @@ static int squeeze(inferer *f, const Onnx__NodeProto *n, tinfo *t)
     return 1;
 }
 
+/* Constant integers from input i, or (before opset 10's Slice) from attribute `attr`. */
+static int ints_of(inferer *f, const Onnx__NodeProto *n, size_t i, const char *attr, int64_t *out, size_t *k)
+{
+    if (n->n_input > i && *n->input[i]) return oq_gview_const_ints(f->v, n->input[i], out, R, k);
+    const int64_t *a = attr && n->n_input == 1 ? oq_node_attr_ints(n, attr, k) : NULL;
+    if (!a || *k > R) return 0;
+    memcpy(out, a, *k * sizeof *a);
+    return 1;
+}
+
+/* The size of axis `d` sliced [s, e) by step; unknown unless d is a number or the slice is whole. */
+static oq_symdim slice_dim(oq_symdim d, int64_t s, int64_t e, int64_t step)
+{
+    if (s == 0 && e == INT64_MAX && step == 1) return d;
+    if (!oq_symdim_known(d) || d.n || d.coef < 0 || !step) return unknown();
+    int64_t n = d.coef, lo = step > 0 ? 0 : -1, hi = step > 0 ? n : n - 1;
+    s = s < 0 ? s + n : s;
+    e = e < 0 && e != INT64_MIN ? e + n : e;
+    s = s < lo ? lo : s > hi ? hi : s;
+    e = e < lo ? lo : e > hi ? hi : e;
+    int64_t span = step > 0 ? e - s : s - e, by = step > 0 ? step : -step;
+    return oq_symdim_const(span > 0 ? 1 + (span - 1) / by : 0);
+}
+
+/* Slice (rotary's halves): the rank stays; a sliced axis keeps a size where its bounds and
+ * size are numbers. */
+static int slice(inferer *f, const Onnx__NodeProto *n, tinfo *t)
+{
+    *t = type_of(f, n->input[0]);
+    if (t->rank < 0) return 0;
+    int64_t st[R], en[R], ax[R], sp[R];
+    size_t k, ke, ka, ks;
+    int has_axes = (n->n_input > 3 && *n->input[3]) || (n->n_input == 1 && oq_node_attr(n, "axes"));
+    int has_steps = n->n_input > 4 && *n->input[4];
+    if (!ints_of(f, n, 1, "starts", st, &k) || !ints_of(f, n, 2, "ends", en, &ke) || ke != k ||
+        (has_axes && (!ints_of(f, n, 3, "axes", ax, &ka) || ka != k)) ||
+        (has_steps && (!ints_of(f, n, 4, NULL, sp, &ks) || ks != k))) {
+        for (int j = 0; j < t->rank; j++) t->d[j] = unknown();
+        return 1;
+    }
+    for (size_t i = 0; i < k; i++) {
+        int64_t j = !has_axes ? (int64_t)i : ax[i] < 0 ? ax[i] + t->rank : ax[i];
+        if (j < 0 || j >= t->rank) return 0;
+        t->d[j] = slice_dim(t->d[j], st[i], en[i], has_steps ? sp[i] : 1);
+    }
+    return 1;
+}
+
+/* Concat: the inputs agree off the axis; the axis adds up where its sizes are numbers. */
+static int concat(inferer *f, const Onnx__NodeProto *n, tinfo *t)
+{
+    *t = type_of(f, n->input[0]);
+    int64_t axis = oq_node_attr_int(n, "axis", 0);
+    if (t->rank < 0 || (axis < 0 && (axis += t->rank) < 0) || axis >= t->rank) return 0;
+    for (size_t i = 1; i < n->n_input; i++) {
+        tinfo x = type_of(f, n->input[i]);
+        if (x.rank != t->rank) return 0;
+        for (int j = 0; j < t->rank; j++) {
+            oq_symdim a = t->d[j], b = x.d[j];
+            if (j == axis)
+                t->d[j] = oq_symdim_known(a) && oq_symdim_known(b) && !a.n && !b.n && a.coef >= 0 && b.coef >= 0
+                              ? oq_symdim_const(a.coef + b.coef) : unknown();
+            else if (!oq_symdim_known(a))
+                t->d[j] = b;
+        }
+    }
+    return 1;
+}
+
+/* Tile (repeat_kv): each axis times its repeat, computed or constant; the rank where not. */
+static int tile(inferer *f, const Onnx__NodeProto *n, tinfo *t)
+{
+    *t = type_of(f, n->input[0]);
+    oq_symdim rep[R];
+    if (t->rank < 0 || n->n_input != 2) return 0;
+    int k = oq_sym_vec(f->sc, n->input[1], rep, R);
+    for (int j = 0; j < t->rank; j++) t->d[j] = k == t->rank ? oq_symdim_mul(t->d[j], rep[j]) : unknown();
+    return 1;
+}
+
+/* Expand (repeat_kv): the input broadcast with the shape, computed (Shape -> Slice -> Concat) or
+ * constant. */
+static int expand(inferer *f, const Onnx__NodeProto *n, tinfo *t)
+{
+    tinfo a = type_of(f, n->input[0]), s = {a.elem, -1, {{0}}};
+    if (n->n_input != 2) return 0;
+    s.rank = oq_sym_vec(f->sc, n->input[1], s.d, R);
+    if (s.rank < 0) { /* sizes unknown: the rank is the longer of the input's and the shape's */
+        tinfo len = type_of(f, n->input[1]);
+        if (a.rank < 0 || len.rank != 1 || len.d[0].n || len.d[0].coef < 0 || len.d[0].coef > R) return 0;
+        s.rank = (int)len.d[0].coef;
+        for (int j = 0; j < s.rank; j++) s.d[j] = unknown();
+    }
+    if (!broadcast(&a, &s, t)) return 0;
+    t->elem = a.elem;
+    return 1;
+}
+
+/* Shape: a vector of the input's rank (or of its start..end). */
+static int shape(inferer *f, const Onnx__NodeProto *n, tinfo *t)
+{
+    tinfo a = type_of(f, n->input[0]);
+    if (a.rank < 0) return 0;
+    t->elem = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+    t->rank = 1;
+    t->d[0] = slice_dim(oq_symdim_const(a.rank), oq_node_attr_int(n, "start", 0),
+                        oq_node_attr_int(n, "end", INT64_MAX), 1);
+    return 1;
+}
+
 static int attention(inferer *f, const Onnx__NodeProto *n, tinfo *t)
 {
     tinfo q = type_of(f, n->input[0]), v = type_of(f, n->input[2]);
@@ -222,6 +332,11 @@ static int infer_node(inferer *f, const Onnx__NodeProto *n, tinfo *t)
     if (oq_node_is(n, "Reshape")) return reshape(f, n, t);
     if (oq_node_is(n, "Unsqueeze")) return unsqueeze(f, n, t);
     if (oq_node_is(n, "Squeeze")) return squeeze(f, n, t);
+    if (oq_node_is(n, "Slice")) return slice(f, n, t);
+    if (oq_node_is(n, "Concat")) return concat(f, n, t);
+    if (oq_node_is(n, "Tile")) return tile(f, n, t);
+    if (oq_node_is(n, "Expand")) return expand(f, n, t);
+    if (oq_node_is(n, "Shape")) return shape(f, n, t);
     if (oq_node_is(n, "Attention") && n->n_input >= 3) return attention(f, n, t);
     return 0;
 }
@@ -286,4 +401,23 @@ int64_t oq_sym_computed_last(oq_symctx *sc, const char *value)
     free(f.slot);
     oq_symdim last = t.rank > 0 ? t.d[t.rank - 1] : unknown();
     return last.n == 0 && last.coef > 0 ? last.coef : -1;
+}
+
+const char *oq_sym_unknown_from(oq_symctx *sc, const char *value, const Onnx__NodeProto **at)
+{
+    const oq_gview *v = oq_sym_view(sc);
+    *at = NULL;
+    if (oq_sym_rank(sc, value) >= 0) return NULL;
+    for (int depth = 0; depth < 64; depth++) { /* back through the first input of unknown rank */
+        const Onnx__NodeProto *p = oq_gview_producer(v, value, NULL);
+        const char *next = NULL;
+        for (size_t i = 0; p && !next && i < p->n_input; i++)
+            if (*p->input[i] && oq_sym_rank(sc, p->input[i]) < 0) next = p->input[i];
+        if (!next) {
+            *at = p;
+            break;
+        }
+        value = next;
+    }
+    return value;
 }
