@@ -822,8 +822,9 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
 
 int oq_bench_output_judged_nothing(const oq_bench_output_check *c)
 {
-    /* compare_one's mark: NaN errors where no NaN was on either side */
-    return c && c->inf_matched > 0 && isnan(c->max_abs_err) && !c->nan_count && !c->expected_nan_count;
+    /* compare_one's mark: NaN errors where no NaN was on either side (matched infinities, or no
+     * valid element at all) */
+    return c && isnan(c->max_abs_err) && !c->nan_count && !c->expected_nan_count;
 }
 
 /* Record each output's errors; the row's max_abs_err is the worst (NaN, then Inf, then the

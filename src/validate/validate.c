@@ -980,7 +980,7 @@ static int64_t compared_elements(const oq_config_result *r)
 }
 
 /* An output of r that judged no value over every batch (all its valid elements matched
- * infinities: oq_compare_judged_nothing), or NULL. */
+ * infinities, or none valid: oq_compare_judged_nothing), or NULL. */
 static const oq_compare_result *judged_nothing(const oq_config_result *r)
 {
     for (size_t j = 0; j < r->n_outputs; j++)
@@ -988,8 +988,9 @@ static const oq_compare_result *judged_nothing(const oq_config_result *r)
     return NULL;
 }
 
-/* r compared: a value of its outputs, and one of each output that has valid elements. An output
- * of matched infinities beside finite ones was PASSED with max|err| 0 (docs/verdicts.md). */
+/* r compared: a value of its outputs, and one of each output. An output of matched infinities
+ * beside finite ones was PASSED with max|err| 0, and one with no valid element (a 0-sized axis)
+ * with 0 of 0 judged (docs/verdicts.md). */
 static int compared(const oq_config_result *r)
 {
     return compared_elements(r) > 0 && !judged_nothing(r);
@@ -1009,8 +1010,12 @@ static char *infinities_reason(const oq_config_result *r)
 {
     char whose[sizeof r->config.name + 4], why[sizeof whose + 300];
     snprintf(whose, sizeof whose, "%s's", r->config.name);
-    if (compared_elements(r) <= 0) return strdup(oq_compare_infinities_only_str(whose, "outputs", "the reference", why, sizeof why));
-    return oq_compare_one_output_infinities_str(whose, judged_nothing(r)->name, "the reference");
+    int64_t valid = 0;
+    for (size_t j = 0; j < r->n_outputs; j++) valid += r->outputs[j].all.num_valid;
+    if (compared_elements(r) <= 0)
+        return strdup(oq_compare_infinities_only_str(whose, "outputs", valid, "the reference", why, sizeof why));
+    const oq_compare_result *none = judged_nothing(r);
+    return oq_compare_one_output_infinities_str(whose, none->name, none->num_valid, "the reference");
 }
 
 /* A configuration to compare with `ref` (the first): the same model on another runtime, or
