@@ -1803,6 +1803,24 @@ static oq_status spill(run_ctx *c, oq_err *err)
     return st;
 }
 
+/* A polarity the caller gave that the graph does not confirm (it tells nothing of how it reads
+ * the mask): which elements were judged rests on the option alone, so each output's count of
+ * them is said; a count that is the padding's would show (QA round 9a, defect 1). */
+static void say_unconfirmed_polarity(const run_ctx *c)
+{
+    const oq_signature *g = &c->sig;
+    if (g->mask < 0 || strcmp(g->polarity_source, "option") || g->polarity_by_graph) return;
+    const oq_config_result *r = NULL;
+    for (size_t i = 1; !r && i < c->s->n_configs; i++)
+        if (c->s->configs[i].n_outputs) r = &c->s->configs[i];
+    for (size_t j = 0; r && j < r->n_outputs; j++)
+        progress(c->o, "mask: input '%s' read with 1 = %s (mask_polarity %s), which the graph does not confirm: "
+                 "output '%s' judged on %lld of its %lld elements", g->mi->inputs[g->mask].name,
+                 g->polarity == OQ_MASK_POLARITY_PAD ? "padding" : "valid", oq_mask_polarity_name(g->polarity),
+                 r->outputs[j].all.name, (long long)r->outputs[j].all.num_valid,
+                 (long long)r->outputs[j].all.num_elements);
+}
+
 /* Every configuration this run holds (a shard: the reference and its share), then the files. */
 static oq_status run_all(run_ctx *c, oq_err *err)
 {
@@ -1826,6 +1844,7 @@ static oq_status run_all(run_ctx *c, oq_err *err)
      * build); a shard's must, for the merge */
     if (!st) st = oq_shard_runtimes(c->s, c->ort, oq_shard_is_run(o), err);
     if (!st) st = oq_validate_saved_by_compare(c->s->configs, c->s->n_configs, err);
+    if (!st) say_unconfirmed_polarity(c);
     return st ? st : write_outputs(c, err);
 }
 
