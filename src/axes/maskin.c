@@ -69,7 +69,7 @@ oq_status oq_mask_polarity_held(const Onnx__ModelProto *m, const char *label, co
     char how[400];
     unsigned again;
     oq_status st = m ? OQ_OK : oq_model_proto_read(label, &read, err);
-    if (!st) st = oq_mask_reading_str(m ? m : read, mi, input, &again, how, sizeof how, err);
+    if (!st) st = oq_mask_reading_str(m ? m : read, label, mi, input, &again, how, sizeof how, err);
     if (read) onnx__model_proto__free_unpacked(read, NULL);
     if (st) return st;
     const char *graph = says == OQ_USE_SAYS_PAD ? "padding" : "valid", *other = says == OQ_USE_SAYS_PAD ? "pad" : "keep";

@@ -54,7 +54,7 @@ static oq_status graph_polarity(checker *k, oq_err *err)
     if (!k->mask || k->c->contract_input) return OQ_OK;
     unsigned uses;
     char how[8];
-    oq_status st = oq_mask_reading_str(k->ref->orig, k->mi, k->mask, &uses, how, sizeof how, err);
+    oq_status st = oq_mask_reading_str(k->ref->orig, k->ref->name, k->mi, k->mask, &uses, how, sizeof how, err);
     if (!st)
         st = oq_mask_polarity_held(k->ref->orig, k->ref->name, k->mi, k->mask, uses, k->c->polarity,
                                    k->c->o->mask_polarity_given, &k->by_graph, err);

@@ -518,8 +518,8 @@ static void teller_str(const walk *w, const char *input, char *how, size_t n)
              scores ? "masks the attention scores" : "attends the keys", input, scores ? !keep : keep);
 }
 
-oq_status oq_mask_reading_str(const Onnx__ModelProto *m, const oq_model_info *mi, const char *input, unsigned *uses,
-                              char *how, size_t n, oq_err *err)
+oq_status oq_mask_reading_str(const Onnx__ModelProto *m, const char *label, const oq_model_info *mi, const char *input,
+                              unsigned *uses, char *how, size_t n, oq_err *err)
 {
     *how = 0;
     *uses = 0;
@@ -527,7 +527,7 @@ oq_status oq_mask_reading_str(const Onnx__ModelProto *m, const oq_model_info *mi
     for (size_t i = 0; i < mi->n_inputs; i++)
         if (!strcmp(mi->inputs[i].name, input)) type = mi->inputs[i].elem_type;
     oq_gview *v;
-    oq_status st = type < 0 ? OQ_OK : view_of(m, input, &v, err);
+    oq_status st = type < 0 ? OQ_OK : view_of(m, label, &v, err);
     if (st || type < 0) return st;
     walk *w = calloc(1, sizeof *w);
     uint32_t *seen = calloc(m->graph->n_node ? m->graph->n_node : 1, sizeof *seen);

@@ -629,7 +629,7 @@ static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_
     st = convert_mask(&sig, model_path, has ? contract : NULL, mask, err);
     o.mask_polarity = polarity; /* (after the mask is chosen: with none it is refused) */
     if (!st) st = choose_polarity(&o, model_path, &sig, err);
-    if (!st && !has) st = held_to_graph(&sig, given, err); /* convert's check reads it so (convert/check.c) */
+    if (!st && !has && n) st = held_to_graph(&sig, given, err); /* as convert's check reads them (convert/check.c) */
     if (!st) st = oq_validate_check_tolerances(tolerances, sig.mi, err);
     for (size_t i = 0; !st && i < n; i++) {
         oq_batch_inputs in;
