@@ -176,7 +176,8 @@ typedef struct oq_bench_output_check {
 } oq_bench_output_check;
 
 /* Whether check c compared no value: every valid element of the output an infinity the expected
- * outputs hold too (oq_compare_judged_nothing of its comparison). Its errors are then NaN, not
+ * outputs hold too, or none valid (oq_compare_judged_nothing of its comparison: its inf_matched
+ * then counts its valid elements, 0 for an output with a 0-sized axis). Its errors are then NaN, not
  * measured: the row's max_abs_err leaves it out, and the row is not counted as compared, as
  * validate's configuration is not (docs/verdicts.md). 0 for a NULL c. */
 OQ_API int oq_bench_output_judged_nothing(const oq_bench_output_check *c);

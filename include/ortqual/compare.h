@@ -280,14 +280,21 @@ OQ_API oq_status oq_compare_tensors(const oq_tensor *out, const oq_tensor *ref, 
  * "" for a NULL res). */
 OQ_API int oq_compare_judge_numbers(const oq_compare_result *res, char *why, size_t n);
 
-/* Whether `res` judged no value: it has valid elements and every one is an infinity both sides
- * hold (inf_matched: equal, but nothing measured). Its max_abs of 0 is then no error of 0: the
- * tables show the output as not compared, and validate's verdict is NOT TESTED while a
- * configuration under test has such an output (docs/verdicts.md). 0 for a NULL res. */
+/* Whether `res` judged no value: every valid element is an infinity both sides hold
+ * (inf_matched: equal, but nothing measured), or it has no valid element at all (an output with
+ * a 0-sized axis; until the thirty-fourth session such an output passed with 0 of 0 judged). Its
+ * max_abs of 0 is then no error of 0: the tables show the output as not compared, and
+ * validate's verdict is NOT TESTED while a configuration under test has such an output
+ * (docs/verdicts.md). 0 for a NULL res. */
 OQ_API int oq_compare_judged_nothing(const oq_compare_result *res);
 /* How the tools say such an output, one wording for each: printf's format of its valid
  * elements (long long) and who holds the infinities ("the reference", "the expected file"). */
 #define OQ_COMPARE_NOT_COMPARED_FMT "not compared (its %lld valid elements are infinities %s holds too: inf_matched)"
+/* ... and of one with no valid element */
+#define OQ_COMPARE_NOT_COMPARED_EMPTY "not compared (it has no valid element: a 0-sized axis)"
+/* The one of the two that fits `valid` elements of matched infinities (0: none), into buf (n
+ * bytes); returns buf (NULL for a NULL buf). `holder` NULL: "the reference". */
+OQ_API const char *oq_compare_not_compared_str(char *buf, size_t n, long long valid, const char *holder);
 
 /* A tolerance that cannot fail judges nothing: a pass of `res` whose tolerance (res->tol) is
  * not the preset's (`preset`: before the user's, either field) and under which zeros would

@@ -105,6 +105,9 @@ typedef struct oq_mask_taken {
     /* names an event in messages ("event 7 (index 2 in the file)"); NULL: "event N" */
     const char *(*event_name)(const void *ctx, int64_t event, char *buf, size_t n);
     const void *event_ctx;
+    int by_graph; /* the model's graph reads the mask in `polarity`: a row padded first is advised
+                     to be padded at its end, never the other polarity (it would judge the
+                     positions the model ignores) */
 } oq_mask_taken;
 /* Mask `m` of batch file `path` held to the mask contract in k's polarity: rank 2 [B, L], B > 0,
  * every row a valid prefix (mask.h); *lengths (B entries, the caller frees) each event's length.
@@ -113,6 +116,15 @@ typedef struct oq_mask_taken {
  * message then says why it was taken and k->decide. */
 oq_status oq_input_mask_check(const oq_mask_taken *k, const oq_tensor *m, const char *path, int64_t **lengths,
                               oq_err *err);
+/* A mask polarity (`chosen`; `given`: the caller's, else the default) held to the reading of
+ * the model's graph (`uses`: the mask input's OQ_USE_* bits, inspect/inputuse-impl.h): where the
+ * graph reads mask input `input` the other way, the valid elements would be the positions the
+ * model ignores, so it is refused (OQ_ERR_INVALID_ARG), one line naming the model (`label`), the
+ * input and the node that tells ("Where 'w' masks the attention scores where 'mask' is 0"), read
+ * from `m` (NULL: the file `label`). Else OQ_OK, and *agrees 1 where the graph tells the
+ * polarity (may be NULL). */
+oq_status oq_mask_polarity_held(const Onnx__ModelProto *m, const char *label, const oq_model_info *mi, const char *input,
+                                unsigned uses, oq_mask_polarity chosen, int given, int *agrees, oq_err *err);
 /* OQ_ERR_SHAPE "PATH: the batch has 0 events (member 'NAME' is [0,...])" for member t. */
 oq_status oq_batch_no_events(const oq_tensor *t, const char *path, oq_err *err);
 

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "axes/axes-impl.h"
+#include "inspect/model-impl.h"
+#include "mask/mask-impl.h"
 #include "ortqual/mask.h"
 
 oq_status oq_batch_no_events(const oq_tensor *t, const char *path, oq_err *err)
@@ -43,8 +45,9 @@ oq_status oq_input_mask_check(const oq_mask_taken *k, const oq_tensor *m, const 
         return oq_err_set(err, OQ_ERR_SHAPE, "%s: mask '%s' must be [B, L], got rank %d", path, m->name, (int)m->ndim);
     if (!m->shape[0]) return oq_batch_no_events(m, path, err);
     if (!(*lengths = calloc((size_t)m->shape[0], sizeof **lengths))) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    oq_status st = k->keep_only ? oq_mask_check(m, NULL, *lengths, err) /* its advice: 1 - mask */
-                                : oq_mask_check_polarity(m, NULL, k->polarity, *lengths, err);
+    oq_mask_reader by = k->keep_only ? OQ_MASK_READ_ORTQUAL /* its advice: 1 - mask */
+                        : k->by_graph ? OQ_MASK_READ_GRAPH : OQ_MASK_READ_CHOSEN;
+    oq_status st = oq_mask_check_read(m, NULL, k->keep_only ? OQ_MASK_POLARITY_KEEP : k->polarity, by, *lengths, err);
     if (st) free(*lengths), *lengths = NULL;
     if (st == OQ_ERR_MASK && guessed(k, err)) {
         char was[OQ_ERR_MSG_MAX];
@@ -54,4 +57,25 @@ oq_status oq_input_mask_check(const oq_mask_taken *k, const oq_tensor *m, const 
     }
     if (st == OQ_ERR_MASK) event_named(k, err);
     return st ? oq_err_prefix(err, "%s: mask '%s': ", path, m->name) : OQ_OK;
+}
+
+oq_status oq_mask_polarity_held(const Onnx__ModelProto *m, const char *label, const oq_model_info *mi, const char *input,
+                                unsigned uses, oq_mask_polarity chosen, int given, int *agrees, oq_err *err)
+{
+    unsigned says = oq_uses_polarity(uses), want = chosen == OQ_MASK_POLARITY_PAD ? OQ_USE_SAYS_PAD : OQ_USE_SAYS_KEEP;
+    if (agrees) *agrees = says == want;
+    if (!says || says == want) return OQ_OK;
+    Onnx__ModelProto *read = NULL;
+    char how[400];
+    unsigned again;
+    oq_status st = m ? OQ_OK : oq_model_proto_read(label, &read, err);
+    if (!st) st = oq_mask_reading_str(m ? m : read, label, mi, input, &again, how, sizeof how, err);
+    if (read) onnx__model_proto__free_unpacked(read, NULL);
+    if (st) return st;
+    const char *graph = says == OQ_USE_SAYS_PAD ? "padding" : "valid", *other = says == OQ_USE_SAYS_PAD ? "pad" : "keep";
+    return oq_err_set(err, OQ_ERR_INVALID_ARG,
+                      "%s: mask_polarity %s%s reads input '%s' with 1 = %s, but the graph reads it with 1 = %s (%s): "
+                      "the elements judged valid would be those the model ignores; mask_polarity %s reads it as the "
+                      "graph does", label, oq_mask_polarity_name(chosen), given ? "" : " (the default)", input,
+                      chosen == OQ_MASK_POLARITY_PAD ? "padding" : "valid", graph, how, other);
 }

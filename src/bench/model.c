@@ -37,6 +37,7 @@ typedef struct model_sweep {
     oq_bench_mask mask;        /* the mask input, chosen once (oq_bench_choose_mask) */
     oq_mask_polarity polarity; /* the mask's: the model's contract's, else the options', else the graph's */
     const char *polarity_source; /* "contract", "option" (mask_polarity given), "graph", "default" (keep) */
+    int by_graph;              /* the graph reads the mask in `polarity` (oq_mask_polarity_held) */
     int has_contract;          /* the model's mask contract names its mask input: */
     char contract[256];
     oq_index_routes *tables;   /* per input of mi: the tables it indexes (inputuse-impl.h) */
@@ -515,7 +516,7 @@ static oq_status point_lengths(const oq_bench_opts *o, const model_sweep *m, con
     const oq_bench_input_info *k = &p->inputs[p->mask];
     if (!strcmp(k->source, "npz")) {
         oq_mask_taken t = {m->polarity, 0, m->mask.why, !strcmp(m->mask.source, "name"), "mask_input NAME names the mask",
-                           NULL, NULL};
+                           NULL, NULL, m->by_graph};
         return oq_input_mask_check(&t, oq_npz_get(m->inputs, k->name), o->inputs_path, lengths, err);
     }
     *lengths = calloc(k->shape[0] > 0 ? (size_t)k->shape[0] : 1, sizeof **lengths);
@@ -676,7 +677,8 @@ static oq_status notes_of(const char *model, const char *lines, char **notes, oq
 
 /* The mask input from the model's contract, the options or its graph (the bytes inspected),
  * and its polarity from the graph where neither the contract nor the caller says it and the
- * graph's uses of the mask agree (inputuse-impl.h, OQ_USE_SAYS_*). */
+ * graph's uses of the mask agree (inputuse-impl.h, OQ_USE_SAYS_*); a polarity the caller gives
+ * is held to that reading, as validate holds it (oq_mask_polarity_held). */
 static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err)
 {
     /* the tables each input indexes too (check_int_table) and the notes, in one fold of the
@@ -692,7 +694,11 @@ static oq_status choose_mask(const oq_bench_opts *o, model_sweep *m, oq_err *err
     if (says && !strcmp(m->polarity_source, "default")) {
         m->polarity = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
         m->polarity_source = "graph";
+        m->by_graph = 1;
     }
+    if (says && !strcmp(m->polarity_source, "option"))
+        st = oq_mask_polarity_held(NULL, o->model_path, m->mi, m->mi->inputs[m->mask.index].name, uses[m->mask.index],
+                                   m->polarity, 1, &m->by_graph, err);
     return st;
 }
 
@@ -822,8 +828,9 @@ static oq_status compare_one(const expect_ctx *c, const oq_tensor *out, const oq
 
 int oq_bench_output_judged_nothing(const oq_bench_output_check *c)
 {
-    /* compare_one's mark: NaN errors where no NaN was on either side */
-    return c && c->inf_matched > 0 && isnan(c->max_abs_err) && !c->nan_count && !c->expected_nan_count;
+    /* compare_one's mark: NaN errors where no NaN was on either side (matched infinities, or no
+     * valid element at all) */
+    return c && isnan(c->max_abs_err) && !c->nan_count && !c->expected_nan_count;
 }
 
 /* Record each output's errors; the row's max_abs_err is the worst (NaN, then Inf, then the

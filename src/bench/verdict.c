@@ -37,16 +37,22 @@ static const oq_bench_output_check *judged_nothing(const oq_bench_row *r)
     return NULL;
 }
 
+/* The infinities row r's outputs matched (of an output that judged nothing: its valid elements). */
+static int64_t matched_of(const oq_bench_row *r)
+{
+    int64_t matched = 0;
+    for (size_t k = 0; k < r->n_outputs; k++) matched += r->outputs[k].inf_matched;
+    return matched;
+}
+
 /* A row that ran and compared no finite value in its outputs, or in one of them: every valid
- * element an infinity the expected outputs hold too (model.c leaves those errors NaN;
- * compare-impl.h's rule), or NULL. */
+ * element an infinity the expected outputs hold too, or none valid (model.c leaves those errors
+ * NaN; compare-impl.h's rule), or NULL. */
 static const oq_bench_row *infinities_only(const oq_bench_rows *rows)
 {
     for (size_t i = 0; i < rows->n; i++) {
         const oq_bench_row *r = &rows->rows[i];
-        int64_t matched = 0;
-        for (size_t k = 0; k < r->n_outputs; k++) matched += r->outputs[k].inf_matched;
-        if (r->status == OQ_BENCH_OK && ((matched && isnan(r->max_abs_err)) || judged_nothing(r))) return r;
+        if (r->status == OQ_BENCH_OK && ((matched_of(r) && isnan(r->max_abs_err)) || judged_nothing(r))) return r;
     }
     return NULL;
 }
@@ -57,8 +63,9 @@ static void say_infinities(const oq_bench_row *r, oq_bench_verdict *out)
     char whose[96], *one = NULL;
     snprintf(whose, sizeof whose, "%.80s's", r->variant.name);
     if (isnan(r->max_abs_err))
-        oq_compare_infinities_only_str(whose, "outputs", "the expected file", out->reason, sizeof out->reason);
-    else if ((one = oq_compare_one_output_infinities_str(whose, judged_nothing(r)->name, "the expected file")))
+        oq_compare_infinities_only_str(whose, "outputs", matched_of(r), "the expected file", out->reason, sizeof out->reason);
+    else if ((one = oq_compare_one_output_infinities_str(whose, judged_nothing(r)->name, judged_nothing(r)->inf_matched,
+                                                         "the expected file")))
         snprintf(out->reason, sizeof out->reason, "%s", one);
     else
         snprintf(out->reason, sizeof out->reason, "out of memory");

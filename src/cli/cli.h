@@ -264,7 +264,8 @@ int oq_cli_mask_polarity_option(const oq_opt *o, const char *arg);
                     "which mask value marks a valid element: keep, 1 (true) = valid\n"            \
                     "(attention_mask), or pad, 1 (true) = padding (PyTorch's\n"                   \
                     "key_padding_mask, src_key_padding_mask); default: the model's\n"             \
-                    "contract, else as the graph reads it, else keep")
+                    "contract, else as the graph reads it, else keep; one the graph\n"            \
+                    "reads the other way is refused (it would judge the padding)")
 #define OQ_CLI_MASK_POLARITY_PAIR                                                                 \
     {"mask-polarity", "no-mask", "contradict: --mask-polarity says how to read the mask, --no-mask " \
                                  "says there is none; give one"}

@@ -399,15 +399,16 @@ static void print_evidence_warnings(const oq_config_result *c)
     json_decref(ev);
 }
 
-/* Outputs that judged no value (every valid element an infinity both sides hold), each said:
+/* Outputs that judged no value (every valid element an infinity both sides hold, or none), each said:
  * the row's max|err| leaves them out, as 0 would read as an error of 0. */
 static void print_not_compared(const oq_config_result *c)
 {
     for (size_t j = 0; j < c->n_outputs; j++) {
         const oq_compare_result *r = &c->outputs[j].all;
+        char said[200];
         if (oq_compare_judged_nothing(r))
-            printf("    output '%s': " OQ_COMPARE_NOT_COMPARED_FMT "\n", oq_cli_shown(r->name), (long long)r->num_valid,
-                   "the reference");
+            printf("    output '%s': %s\n", oq_cli_shown(r->name),
+                   oq_compare_not_compared_str(said, sizeof said, (long long)r->num_valid, "the reference"));
     }
 }
 

@@ -48,7 +48,8 @@ static const char head[] =
     "like a mask that is none is said, and which one was taken and why is printed and in\n"
     "summary.json. Its polarity (1 = valid or 1 = padding) is the contract's, else\n"
     "--mask-polarity, else as the graph reads it (a Not or 1 - x before a -inf Where or\n"
-    "Mul), else 1 = valid. --expected compares the first run's outputs with yours; one over\n"
+    "Mul), else 1 = valid; a --mask-polarity the graph contradicts is refused.\n"
+    "--expected compares the first run's outputs with yours; one over\n"
     "tolerance fails the row.\n"
     "\n"
     "Writes OUTDIR/summary.json (system, options, every row with raw samples),\n"
@@ -558,10 +559,12 @@ static void print_model_table(const oq_bench_rows *rows)
             else printf("%10.3g", r->max_abs_err);
         }
         printf("%s%s\n", r->error[0] && r->n_samples ? "  " : "", oq_cli_shown(r->error));
+        char said[200];
         for (size_t k = 0; k < r->n_outputs; k++) /* its errors are left out of max_abs_err */
             if (oq_bench_output_judged_nothing(&r->outputs[k]))
-                printf("    output '%s': " OQ_COMPARE_NOT_COMPARED_FMT "\n", oq_cli_shown(r->outputs[k].name),
-                       (long long)r->outputs[k].inf_matched, "the expected file");
+                printf("    output '%s': %s\n", oq_cli_shown(r->outputs[k].name),
+                       oq_compare_not_compared_str(said, sizeof said, (long long)r->outputs[k].inf_matched,
+                                                   "the expected file"));
     }
 }
 

@@ -294,11 +294,13 @@ static int exit_for(oq_status st)
     }
 }
 
-/* A comparison of matched infinities alone says so: its max_abs 0 is no error of 0. */
+/* A comparison of matched infinities alone, or of no element, says so: its max_abs 0 is no error of 0. */
 static void print_not_compared(const oq_compare_result *x, const char *holder)
 {
+    char said[200];
     if (oq_compare_judged_nothing(x))
-        printf("    output '%s': " OQ_COMPARE_NOT_COMPARED_FMT "\n", oq_cli_shown(x->name), (long long)x->num_valid, holder);
+        printf("    output '%s': %s\n", oq_cli_shown(x->name),
+               oq_compare_not_compared_str(said, sizeof said, (long long)x->num_valid, holder));
 }
 
 static void print_report(const struct convert_args *a, const oq_convert_report *r)

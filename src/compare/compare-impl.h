@@ -106,7 +106,7 @@ oq_status oq_compare_tensors_generic(const oq_tensor *out, const oq_tensor *ref,
 
 
 /* Whether outputs compared no finite value: of their `valid` elements (summed), every one is an
- * infinity both sides hold (`inf_matched`: equal, but no value judged), and there is one. Such a
+ * infinity both sides hold (`inf_matched`: equal, but no value judged), or there is none. Such a
  * comparison is not green: validate's configuration is NOT TESTED, bench's row is not compared,
  * convert's check fails (docs/verdicts.md). The one rule of the three. */
 int oq_compare_infinities_only(int64_t valid, int64_t inf_matched);
@@ -115,10 +115,11 @@ int oq_compare_infinities_only(int64_t valid, int64_t inf_matched);
 int oq_compare_record_judged_nothing(const json_t *rec);
 /* Why, in one line: "no finite value was compared: every valid element of WHOSE WHAT (outputs,
  * output 'y') is an infinity REFERENCE holds too (counted in inf_matched: equal, but no value
- * judged)"; into buf. */
-char *oq_compare_infinities_only_str(const char *whose, const char *what, const char *reference, char *buf, size_t n);
-/* The same for one output (`name`) beside outputs that compared values, and that a pass would
- * claim it too; malloc'd, NULL when out of memory. validate's and convert's reason. */
-char *oq_compare_one_output_infinities_str(const char *whose, const char *name, const char *reference);
+ * judged)", or with `valid` 0 "no value was compared: no valid element in WHOSE WHAT"; into buf. */
+char *oq_compare_infinities_only_str(const char *whose, const char *what, int64_t valid, const char *reference,
+                                     char *buf, size_t n);
+/* The same for one output (`name`, `valid` elements) beside outputs that compared values, and that
+ * a pass would claim it too; malloc'd, NULL when out of memory. validate's and convert's reason. */
+char *oq_compare_one_output_infinities_str(const char *whose, const char *name, int64_t valid, const char *reference);
 
 #endif

@@ -789,7 +789,7 @@ int oq_compare_max_abs_worse(double a, double b)
 
 int oq_compare_infinities_only(int64_t valid, int64_t inf_matched)
 {
-    return inf_matched > 0 && valid - inf_matched <= 0;
+    return valid - inf_matched <= 0; /* no valid element at all (a 0-sized axis) judged nothing either */
 }
 
 int oq_compare_judged_nothing(const oq_compare_result *res)
@@ -803,18 +803,31 @@ int oq_compare_record_judged_nothing(const json_t *rec)
                                       json_integer_value(json_object_get(rec, "inf_matched")));
 }
 
-char *oq_compare_infinities_only_str(const char *whose, const char *what, const char *reference, char *buf, size_t n)
+const char *oq_compare_not_compared_str(char *buf, size_t n, long long valid, const char *holder)
 {
-    snprintf(buf, n, "no finite value was compared: every valid element of %s %s is an infinity %s holds too "
-             "(counted in inf_matched: equal, but no value judged)", whose, what, reference);
+    if (!buf || !n) return buf;
+    if (valid > 0) snprintf(buf, n, OQ_COMPARE_NOT_COMPARED_FMT, valid, holder ? holder : "the reference");
+    else snprintf(buf, n, OQ_COMPARE_NOT_COMPARED_EMPTY);
     return buf;
 }
 
-char *oq_compare_one_output_infinities_str(const char *whose, const char *name, const char *reference)
+char *oq_compare_infinities_only_str(const char *whose, const char *what, int64_t valid, const char *reference,
+                                     char *buf, size_t n)
+{
+    if (valid <= 0)
+        snprintf(buf, n, "no value was compared: no valid element in %s %s (a 0-sized axis: nothing judged)", whose,
+                 what);
+    else
+        snprintf(buf, n, "no finite value was compared: every valid element of %s %s is an infinity %s holds too "
+                 "(counted in inf_matched: equal, but no value judged)", whose, what, reference);
+    return buf;
+}
+
+char *oq_compare_one_output_infinities_str(const char *whose, const char *name, int64_t valid, const char *reference)
 {
     char what[160], why[800], *text = NULL;
     snprintf(what, sizeof what, "output '%.128s'", name);
-    oq_compare_infinities_only_str(whose, what, reference, why, sizeof why);
+    oq_compare_infinities_only_str(whose, what, valid, reference, why, sizeof why);
     return asprintf(&text, "%s; its other outputs were compared, but a pass would claim '%s' too", why, name) < 0 ? NULL
                                                                                                                : text;
 }

@@ -162,6 +162,14 @@ int oq_mask_role_taken(oq_mask_role r);
 /* The polarity a mask input's `uses` tell: OQ_USE_SAYS_KEEP or OQ_USE_SAYS_PAD; 0 where they
  * tell none or disagree. The one reading of bench --model and validate. */
 unsigned oq_uses_polarity(unsigned uses);
+/* The uses of input `input` of the unpacked model m (mi: its inspection) into *uses, as
+ * oq_model_input_uses_* gives them, and what the first node that tells how it reads the input as
+ * a mask (the reading oq_uses_polarity gives) does with it, into how (n bytes): "Where 'w' masks
+ * the attention scores where 'mask' is 0", "Attention 'a' attends the keys where 'mask' is 1";
+ * 0 and "" where m has no such input, "" where no node tells. Errors: OQ_ERR_FORMAT (no graph,
+ * naming `label`), OQ_ERR_NOMEM. */
+oq_status oq_mask_reading_str(const Onnx__ModelProto *m, const char *label, const oq_model_info *mi, const char *input,
+                              unsigned *uses, char *how, size_t n, oq_err *err);
 /* 1 when `name` contains "mask", in any case. */
 int oq_named_like_mask(const char *name);
 

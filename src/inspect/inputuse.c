@@ -47,6 +47,8 @@ typedef struct walk {
     uint32_t *seen;
     frame *stack; /* the path walked now: an explicit stack, as deep as the model */
     size_t depth, cap;
+    const Onnx__NodeProto *teller; /* the first node that said which value marks a valid position */
+    unsigned teller_says;          /* ... and what it said (OQ_USE_SAYS_*) */
 } walk;
 
 static const char *const KEEP_RANK[] = {"Cast", "CastLike", "Identity", "Not", NULL};
@@ -381,7 +383,9 @@ static void visit(walk *w, const char *value, route p, size_t ni)
             if (p.reaches) w->uses |= slot_use(n, slot, p.dtype, p.as_is);
             if (p.reaches && slot == 1) bound_route(w, n, p.as_is);
             if (p.flows) w->uses |= flow_slot(n, slot);
-            if (p.flows && !p.told) said |= polarity_at(w, n, slot, p.reaches ? p.dtype : 0, p.inv);
+            unsigned says = p.flows && !p.told ? polarity_at(w, n, slot, p.reaches ? p.dtype : 0, p.inv) : 0;
+            if (says && !w->teller) w->teller = n, w->teller_says = says;
+            said |= says;
             flip |= inverts(w, n, slot);
             passes |= is_one_of(n, FLOW) && (slot == 0 || !is_one_of(n, FLOW_DATA_ONLY));
         }
@@ -412,20 +416,27 @@ static void walk_from(walk *w, const char *input, route p)
     }
 }
 
+/* The view of m's graph the walks read. */
+static oq_status view_of(const Onnx__ModelProto *m, const char *label, oq_gview **v, oq_err *err)
+{
+    if (!m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph)", label);
+    int64_t opset = 0;
+    for (size_t i = 0; i < m->n_opset_import; i++)
+        if (!m->opset_import[i]->domain || !*m->opset_import[i]->domain) opset = m->opset_import[i]->version;
+    return oq_gview_create(m->graph, opset, v, err) ? OQ_ERR_NOMEM : OQ_OK;
+}
+
 static oq_status uses_of(const Onnx__ModelProto *m, const oq_model_info *mi, const char *label, unsigned **uses,
                          oq_index_routes **tables, char **unchecked, oq_err *err)
 {
     *uses = NULL;
     if (unchecked) *unchecked = NULL;
     if (tables) *tables = NULL;
-    if (!m->graph) return oq_err_set(err, OQ_ERR_FORMAT, "%s: not an ONNX model (no graph)", label);
-    int64_t opset = 0;
-    for (size_t i = 0; i < m->n_opset_import; i++)
-        if (!m->opset_import[i]->domain || !*m->opset_import[i]->domain) opset = m->opset_import[i]->version;
     oq_gview *v;
-    if (oq_gview_create(m->graph, opset, &v, err)) return OQ_ERR_NOMEM;
+    oq_status st = view_of(m, label, &v, err);
+    if (st) return st;
     /* the model's own indices, before any batch's */
-    oq_status st = oq_const_indices_check(v, label, unchecked, err);
+    st = oq_const_indices_check(v, label, unchecked, err);
     if (st) {
         oq_gview_free(v);
         return st;
@@ -496,6 +507,43 @@ oq_status oq_model_input_uses_file(const char *path, const oq_model_info *mi, un
     st = uses_of(m, mi, path, uses, tables, NULL, err);
     onnx__model_proto__free_unpacked(m, NULL);
     return st;
+}
+
+/* What the walk's teller does with `input`, in words (polarity_at's cases), into how. */
+static void teller_str(const walk *w, const char *input, char *how, size_t n)
+{
+    const Onnx__NodeProto *t = w->teller;
+    int keep = w->teller_says == OQ_USE_SAYS_KEEP, scores = oq_node_is(t, "Where") || oq_node_is(t, "Mul");
+    snprintf(how, n, "%s '%s' %s where '%s' is %d", t->op_type, t->name ? t->name : "",
+             scores ? "masks the attention scores" : "attends the keys", input, scores ? !keep : keep);
+}
+
+oq_status oq_mask_reading_str(const Onnx__ModelProto *m, const char *label, const oq_model_info *mi, const char *input,
+                              unsigned *uses, char *how, size_t n, oq_err *err)
+{
+    *how = 0;
+    *uses = 0;
+    int32_t type = -1;
+    for (size_t i = 0; i < mi->n_inputs; i++)
+        if (!strcmp(mi->inputs[i].name, input)) type = mi->inputs[i].elem_type;
+    oq_gview *v;
+    oq_status st = type < 0 ? OQ_OK : view_of(m, label, &v, err);
+    if (st || type < 0) return st;
+    walk *w = calloc(1, sizeof *w);
+    uint32_t *seen = calloc(m->graph->n_node ? m->graph->n_node : 1, sizeof *seen);
+    if (w && seen) {
+        *w = (walk){.v = v, .g = m->graph, .opaque = !oq_idcast_modelled(type), .seen = seen};
+        walk_from(w, input, (route){1, type, 1, 0, 1, 0, 0});
+        if (!w->oom && w->teller) teller_str(w, input, how, n);
+        *uses = w->uses;
+        routes_clear(&w->routes);
+        free(w->stack);
+    }
+    int oom = !w || !seen || w->oom;
+    free(seen);
+    free(w);
+    oq_gview_free(v);
+    return oom ? oq_err_set(err, OQ_ERR_NOMEM, "out of memory") : OQ_OK;
 }
 
 unsigned oq_uses_polarity(unsigned uses)

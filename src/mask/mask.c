@@ -1,3 +1,4 @@
+#include "mask/mask-impl.h"
 #include "ortqual/mask.h"
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
@@ -89,9 +90,18 @@ static const char *positions_str(int64_t L, char *buf, size_t n)
 
 /* What the left-padding message adds: a KEEP row of padding then valid values reads as a PAD
  * mask (PyTorch's key_padding_mask); a PAD row so, as a KEEP mask. Only a caller that chose the
- * polarity can choose the other: ortqual's own models and C encoder read 1 = valid alone. */
-static const char *left_hint(oq_mask_polarity pol, int chosen)
+ * polarity can choose the other: ortqual's own models and C encoder read 1 = valid alone, and
+ * where the graph reads it so, the other polarity would judge the positions the model ignores
+ * (Hugging Face's left padding, 1 = valid, zeros first: QA round 9a). */
+static const char *left_hint(oq_mask_polarity pol, oq_mask_reader by)
 {
+    if (by == OQ_MASK_READ_GRAPH)
+        return pol == OQ_MASK_POLARITY_PAD
+                   ? "; the model's graph reads this mask with 1 = padding, so a row whose padding comes first is "
+                     "not supported: pad each row at its end"
+                   : "; the model's graph reads this mask with 1 = valid, so a row whose padding comes first (Hugging "
+                     "Face's left padding) is not supported: pad each row at its end";
+    int chosen = by == OQ_MASK_READ_CHOSEN;
     if (pol == OQ_MASK_POLARITY_PAD)
         return "; the mask is read with 1 = padding (mask_polarity pad): a mask whose 1 marks a valid element "
                "is read with mask_polarity keep";
@@ -103,7 +113,7 @@ static const char *left_hint(oq_mask_polarity pol, int chosen)
 
 /* One row: valid values, then padding, at least one valid value. Returns the length via *len.
  * `pol` swaps which of 0 and 1 is valid; messages name the values the mask holds. */
-static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity pol, int chosen, int64_t *len,
+static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity pol, oq_mask_reader by, int64_t *len,
                           oq_err *err)
 {
     int64_t L = mask->shape[1];
@@ -126,7 +136,7 @@ static oq_status check_row(const oq_tensor *mask, int64_t b, oq_mask_polarity po
                               "event %" PRId64 ": left padding: position 0 is %d but position %" PRId64
                               " is %d (a valid row is %ss first, then %ss%s)",
                               b, pad, p, valid, valid ? "one" : "zero", pad ? "one" : "zero",
-                              oq_terms(left_hint(pol, chosen), hint, sizeof hint));
+                              oq_terms(left_hint(pol, by), hint, sizeof hint));
         if (c == valid && first_pad > 0)
             return oq_err_set(err, OQ_ERR_MASK,
                               "event %" PRId64 ": hole at position %" PRId64 " (%d at %" PRId64
@@ -201,9 +211,9 @@ static oq_status additive_said(const oq_tensor *m, oq_status st, oq_err *err)
                       v, at / L, at % L);
 }
 
-/* The check behind both entry points (each names itself in its NULL message). */
+/* The check behind the entry points (each names itself in its NULL message). */
 static oq_status check_mask(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
-                            int chosen, int64_t *lengths_out, oq_err *err)
+                            oq_mask_reader by, int64_t *lengths_out, oq_err *err)
 {
     if (polarity != OQ_MASK_POLARITY_KEEP && polarity != OQ_MASK_POLARITY_PAD)
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "mask polarity %d is neither keep nor pad", (int)polarity);
@@ -213,7 +223,7 @@ static oq_status check_mask(const oq_tensor *mask, const oq_tensor *features, oq
     size_t B = (size_t)mask->shape[0];
     int64_t one, *len = lengths_out ? malloc(sizeof *len * (B ? B : 1)) : NULL;
     if (lengths_out && !len) return oq_err_set(err, OQ_ERR_NOMEM, "mask check: out of memory");
-    for (size_t b = 0; !st && b < B; b++) st = check_row(mask, (int64_t)b, polarity, chosen, len ? &len[b] : &one, err);
+    for (size_t b = 0; !st && b < B; b++) st = check_row(mask, (int64_t)b, polarity, by, len ? &len[b] : &one, err);
     st = additive_said(mask, st, err);
     if (!st && len) memcpy(lengths_out, len, sizeof *len * B);
     free(len);
@@ -224,14 +234,21 @@ oq_status oq_mask_check_polarity(const oq_tensor *mask, const oq_tensor *feature
                                  int64_t *lengths_out, oq_err *err)
 {
     OQ_NEED(err, mask);
-    return check_mask(mask, features, polarity, 1, lengths_out, err);
+    return check_mask(mask, features, polarity, OQ_MASK_READ_CHOSEN, lengths_out, err);
+}
+
+oq_status oq_mask_check_read(const oq_tensor *mask, const oq_tensor *features, oq_mask_polarity polarity,
+                             oq_mask_reader by, int64_t *lengths_out, oq_err *err)
+{
+    OQ_NEED(err, mask);
+    return check_mask(mask, features, polarity, by, lengths_out, err);
 }
 
 oq_status oq_mask_check(const oq_tensor *mask, const oq_tensor *features, int64_t *lengths_out,
                         oq_err *err)
 {
     OQ_NEED(err, mask);
-    return check_mask(mask, features, OQ_MASK_POLARITY_KEEP, 0, lengths_out, err);
+    return check_mask(mask, features, OQ_MASK_POLARITY_KEEP, OQ_MASK_READ_ORTQUAL, lengths_out, err);
 }
 
 static oq_status lengths_in_range(const int64_t *lengths, int64_t batch, int64_t seq_len,

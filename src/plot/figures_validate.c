@@ -143,9 +143,9 @@ static char *verdict_note(oq_arena *a, const json_t *cfg, const out_sum *s)
     if (!s->have)
         return oq_arena_printf(a, "not compared: %s%s%s", jstr(cfg, "status", "?"),
                                json_object_get(cfg, "reason") ? ": " : "", jstr(cfg, "reason", ""));
+    char said[200], extra[256] = "";
     if (oq_compare_infinities_only(s->valid, s->inf_matched)) /* its max |error| 0 is none */
-        return oq_arena_printf(a, OQ_COMPARE_NOT_COMPARED_FMT, s->valid, "the reference");
-    char extra[256] = "";
+        return oq_arena_printf(a, "%s", oq_compare_not_compared_str(said, sizeof said, s->valid, "the reference"));
     size_t n = 0;
     if (s->err.zero) n += (size_t)snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld exactly 0", (long long)s->err.zero);
     if (s->nan || s->inf) n += (size_t)snprintf(extra + n, sizeof extra - n, " \xc2\xb7 %lld NaN, %lld Inf", s->nan, s->inf);

@@ -186,7 +186,9 @@ static void not_compared_rows(oq_sb *b, const json_t *c, const char *cls)
         oq_sb_printf(b, "<tr class=\"%s\"><td></td><td colspan=\"12\" class=\"reason not-compared\">output ",
                      cls ? cls : "");
         oq_sb_esc(b, oq_j_str(o, "name", "?"));
-        oq_sb_printf(b, ": " OQ_COMPARE_NOT_COMPARED_FMT "</td></tr>\n", oq_j_int(o, "num_valid"), "the reference");
+        char said[200];
+        oq_sb_printf(b, ": %s</td></tr>\n",
+                     oq_compare_not_compared_str(said, sizeof said, oq_j_int(o, "num_valid"), "the reference"));
     }
 }
 

@@ -166,17 +166,29 @@ static oq_status choose_polarity(const oq_validate_opts *o, const char *path, oq
     return OQ_OK;
 }
 
+/* sig's polarity (`given`: the caller's, else the default) held to the graph's reading of its mask. */
+static oq_status held_to_graph(oq_signature *sig, int given, oq_err *err)
+{
+    if (sig->mask < 0 || !sig->uses) return OQ_OK;
+    return oq_mask_polarity_held(NULL, sig->label, sig->mi, sig->mi->inputs[sig->mask].name, sig->uses[sig->mask],
+                                 sig->polarity, given, &sig->polarity_by_graph, err);
+}
+
 /* Neither the caller nor a contract says the polarity: the graph's reading of the mask does, as
  * bench --model's (PyTorch's src_key_padding_mask, True = padding, Not'ed before its -inf Where);
- * what events make, what the batches' check calls valid and what is compared all follow it. */
-static void graph_polarity(const char *contract, oq_signature *sig)
+ * what events make, what the batches' check calls valid and what is compared all follow it. A
+ * polarity the caller gives is held to that reading: the other would judge the positions the
+ * model ignores and pass a wrong value at a real token (QA round 9a, defect 1). */
+static oq_status graph_polarity(const char *contract, oq_signature *sig, oq_err *err)
 {
-    if (sig->kind != OQ_MODEL_USER || contract || sig->mask < 0 || !sig->uses || strcmp(sig->polarity_source, "default"))
-        return;
+    if (sig->kind != OQ_MODEL_USER || contract || sig->mask < 0 || !sig->uses) return OQ_OK;
+    if (!strcmp(sig->polarity_source, "option")) return held_to_graph(sig, 1, err);
     unsigned says = oq_uses_polarity(sig->uses[sig->mask]);
-    if (!says) return;
+    if (!says || strcmp(sig->polarity_source, "default")) return OQ_OK;
     sig->polarity = says == OQ_USE_SAYS_PAD ? OQ_MASK_POLARITY_PAD : OQ_MASK_POLARITY_KEEP;
     sig->polarity_source = "graph";
+    sig->polarity_by_graph = 1;
+    return OQ_OK;
 }
 
 static oq_status choose_mask(const oq_validate_opts *o, const char *path, const char *contract, oq_signature *sig,
@@ -191,7 +203,7 @@ static oq_status choose_mask(const oq_validate_opts *o, const char *path, const 
     else st = named_input(mi, path, contract ? "the mask contract names '" : "mask_name '", named, &sig->mask, err);
     if (!st && sig->mask >= 0) st = mask_input_ok(&mi->inputs[sig->mask], path, " (no_mask: none)", err);
     if (!st) st = choose_polarity(o, path, sig, err);
-    if (!st) graph_polarity(contract, sig);
+    if (!st) st = graph_polarity(contract, sig, err);
     if (!st && o->features_name) st = named_input(mi, path, "features_name '", o->features_name, &sig->features, err);
     for (size_t i = 0; !st && !o->features_name && sig->features < 0 && i < mi->n_inputs; i++)
         if (mi->inputs[i].rank == 3 && oq_dtype_is_float((oq_dtype)mi->inputs[i].elem_type)) sig->features = (int)i;
@@ -394,7 +406,8 @@ static oq_status batch_shape(const oq_signature *sig, const char *path, oq_batch
     if (sig->mask >= 0) {
         const oq_tensor *m = in->t[sig->mask];
         oq_mask_taken k = {sig->polarity, sig->polarity_fixed, sig->mask_why, name_only(sig),
-                           "mask_name names the mask, no_mask says there is none", event_name, in->ids};
+                           "mask_name names the mask, no_mask says there is none", event_name, in->ids,
+                           sig->polarity_by_graph};
         oq_status st = oq_input_mask_check(&k, m, path, &in->lengths, err);
         if (!st) in->batch = m->shape[0], in->seq = m->shape[1];
         return st;
@@ -616,6 +629,7 @@ static oq_status check_inputs(const char *model_path, const char *mask, oq_mask_
     st = convert_mask(&sig, model_path, has ? contract : NULL, mask, err);
     o.mask_polarity = polarity; /* (after the mask is chosen: with none it is refused) */
     if (!st) st = choose_polarity(&o, model_path, &sig, err);
+    if (!st && !has && n) st = held_to_graph(&sig, given, err); /* as convert's check reads them (convert/check.c) */
     if (!st) st = oq_validate_check_tolerances(tolerances, sig.mi, err);
     for (size_t i = 0; !st && i < n; i++) {
         oq_batch_inputs in;

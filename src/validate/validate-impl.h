@@ -562,6 +562,7 @@ typedef struct oq_signature {
     const char *polarity_source; /* where it came from: "option" (mask_polarity given), "contract",
                                     "graph" (the mask's uses tell it: oq_uses_polarity), "default" (keep) */
     int polarity_fixed;  /* ortqual's models or its C encoder judge the run: they read 1 = valid alone */
+    int polarity_by_graph; /* the graph reads the mask in `polarity` (taken from it, or a given one it agrees with) */
     oq_model_kind kind;  /* ortqual's exported models take their sizes from the run's options; its sdpa
                             model does not sanitize padded Q, K, V (a NaN there reaches the output) */
     const char *label;   /* the model in messages: its path, or "the exported model" */

@@ -980,7 +980,7 @@ static int64_t compared_elements(const oq_config_result *r)
 }
 
 /* An output of r that judged no value over every batch (all its valid elements matched
- * infinities: oq_compare_judged_nothing), or NULL. */
+ * infinities, or none valid: oq_compare_judged_nothing), or NULL. */
 static const oq_compare_result *judged_nothing(const oq_config_result *r)
 {
     for (size_t j = 0; j < r->n_outputs; j++)
@@ -988,8 +988,9 @@ static const oq_compare_result *judged_nothing(const oq_config_result *r)
     return NULL;
 }
 
-/* r compared: a value of its outputs, and one of each output that has valid elements. An output
- * of matched infinities beside finite ones was PASSED with max|err| 0 (docs/verdicts.md). */
+/* r compared: a value of its outputs, and one of each output. An output of matched infinities
+ * beside finite ones was PASSED with max|err| 0, and one with no valid element (a 0-sized axis)
+ * with 0 of 0 judged (docs/verdicts.md). */
 static int compared(const oq_config_result *r)
 {
     return compared_elements(r) > 0 && !judged_nothing(r);
@@ -1009,8 +1010,12 @@ static char *infinities_reason(const oq_config_result *r)
 {
     char whose[sizeof r->config.name + 4], why[sizeof whose + 300];
     snprintf(whose, sizeof whose, "%s's", r->config.name);
-    if (compared_elements(r) <= 0) return strdup(oq_compare_infinities_only_str(whose, "outputs", "the reference", why, sizeof why));
-    return oq_compare_one_output_infinities_str(whose, judged_nothing(r)->name, "the reference");
+    int64_t valid = 0;
+    for (size_t j = 0; j < r->n_outputs; j++) valid += r->outputs[j].all.num_valid;
+    if (compared_elements(r) <= 0)
+        return strdup(oq_compare_infinities_only_str(whose, "outputs", valid, "the reference", why, sizeof why));
+    const oq_compare_result *none = judged_nothing(r);
+    return oq_compare_one_output_infinities_str(whose, none->name, none->num_valid, "the reference");
 }
 
 /* A configuration to compare with `ref` (the first): the same model on another runtime, or
@@ -1798,6 +1803,24 @@ static oq_status spill(run_ctx *c, oq_err *err)
     return st;
 }
 
+/* A polarity the caller gave that the graph does not confirm (it tells nothing of how it reads
+ * the mask): which elements were judged rests on the option alone, so each output's count of
+ * them is said; a count that is the padding's would show (QA round 9a, defect 1). */
+static void say_unconfirmed_polarity(const run_ctx *c)
+{
+    const oq_signature *g = &c->sig;
+    if (g->mask < 0 || strcmp(g->polarity_source, "option") || g->polarity_by_graph) return;
+    const oq_config_result *r = NULL;
+    for (size_t i = 1; !r && i < c->s->n_configs; i++)
+        if (c->s->configs[i].n_outputs) r = &c->s->configs[i];
+    for (size_t j = 0; r && j < r->n_outputs; j++)
+        progress(c->o, "mask: input '%s' read with 1 = %s (mask_polarity %s), which the graph does not confirm: "
+                 "output '%s' judged on %lld of its %lld elements", g->mi->inputs[g->mask].name,
+                 g->polarity == OQ_MASK_POLARITY_PAD ? "padding" : "valid", oq_mask_polarity_name(g->polarity),
+                 r->outputs[j].all.name, (long long)r->outputs[j].all.num_valid,
+                 (long long)r->outputs[j].all.num_elements);
+}
+
 /* Every configuration this run holds (a shard: the reference and its share), then the files. */
 static oq_status run_all(run_ctx *c, oq_err *err)
 {
@@ -1821,6 +1844,7 @@ static oq_status run_all(run_ctx *c, oq_err *err)
      * build); a shard's must, for the merge */
     if (!st) st = oq_shard_runtimes(c->s, c->ort, oq_shard_is_run(o), err);
     if (!st) st = oq_validate_saved_by_compare(c->s->configs, c->s->n_configs, err);
+    if (!st) say_unconfirmed_polarity(c);
     return st ? st : write_outputs(c, err);
 }
 

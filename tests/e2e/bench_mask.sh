@@ -65,8 +65,11 @@ expect 0 "^mask: input 'src_key_padding_mask' \(graph: .*\), 1 = padding \(as th
 got=$(mask_of f/summary.json 2>&1)
 [[ "$got" == "src_key_padding_mask graph pad graph True "* ]] && ok "src_key_padding_mask: pad, from the graph" ||
     bad "src_key_padding_mask: $got"
-# a given polarity is the caller's (it is not refused: the graph's reading is a reading)
-expect 0 "1 = valid \(--mask-polarity\)$" "$Q" bench --model "$PM" "${RUN[@]}" --mask-polarity keep --outdir g
+# a given polarity the graph contradicts is refused (its rows would mask the tokens the model reads:
+# QA round 9a, defect 1), naming the node that tells; the graph's own is taken
+one_line 2 "^ortqual bench: .*tx_padmask_op18.onnx: --mask-polarity keep reads input 'src_key_padding_mask' with 1 = valid, but the graph reads it with 1 = padding \(Where 'node_masked_fill' masks the attention scores where 'src_key_padding_mask' is 1\)" \
+    "$Q" bench --model "$PM" "${RUN[@]}" --mask-polarity keep --outdir g
+expect 0 "1 = padding \(--mask-polarity\)$" "$Q" bench --model "$PM" "${RUN[@]}" --mask-polarity pad --outdir g
 
 # 5. by its name: a model whose only rank-2 input named like a mask never reaches the scores has
 # it as the mask by its name, as validate takes it (bench found none: the two disagreed)

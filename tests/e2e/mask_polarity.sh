@@ -3,8 +3,8 @@
 # src_key_padding_mask; here the tx_encoder fixture with a Not in front of its readers, fed its
 # inputs with the mask inverted) validates and replays with its real padding: the same valid
 # elements as the fixture itself, its padding judged. Without the option the graph's reading
-# (that Not) is taken; with --mask-polarity keep the mask is refused as left padding, naming the
-# option. Generated events feed
+# (that Not) is taken; --mask-polarity keep, which the graph contradicts, is refused naming the
+# node. Generated events feed
 # such a model their mask inverted, as convert's check does; bench counts the zeros valid;
 # convert --mask-to-seqlen counts them too. A polarity, keep as well as pad when given, with no
 # mask or ortqual's own models is refused.
@@ -20,9 +20,10 @@ $PY "$OQ_SOURCE_DIR/tests/e2e/lib/pad_polarity.py" model "$F/tx_encoder_op18.onn
 V=(--configs expected,cpu:model:fp32 --no-plots)
 valid() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))['batches'][0]['valid_size'])" "$1" 2>/dev/null; }
 
-# 1. read with 1 = valid (--mask-polarity keep), the padding mask is left padding: refused, naming
-#    the option; without it, the graph's reading (the Not before its readers) is taken: 1 = padding
-expect 2 "^ortqual validate: io_pad.npz: mask 'mask': event 0: left padding: position 0 is 0 but position [0-9]+ is 1 .*read it with --mask-polarity pad" \
+# 1. read with 1 = valid (--mask-polarity keep), which the graph contradicts: refused, naming the
+#    node and the option that reads it as the graph does (QA round 9a, defect 1); without it, the
+#    graph's reading (the Not before its readers) is taken: 1 = padding
+expect 2 "^ortqual validate: pad.onnx: --mask-polarity keep reads input 'mask' with 1 = valid, but the graph reads it with 1 = padding \(Where '[^']+' masks the attention scores where 'mask' is 1\).*--mask-polarity pad reads it as the graph does" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --mask-polarity keep --outdir keep "${V[@]}"
 expect 0 "^mask: input 'mask' read with 1 = padding, as the graph reads it" \
     "$Q" validate --model pad.onnx --inputs io_pad.npz --outdir graph "${V[@]}"
@@ -80,7 +81,7 @@ expect 2 "^ortqual bench: --mask-polarity reads the mask of a --model file" "$Q"
 expect 0 "batch 0 vs expected +out: PASS valid=$((b * 3))/" "$Q" convert pad.onnx -o c_in.onnx --fuse --expand-mask \
     --mask-polarity pad --inputs io_pad.npz --expected io_pad.npz
 expect 0 "batch 1 vs reference +out: PASS" "$Q" convert pad.onnx -o c_gen.onnx --fuse --expand-mask --mask-polarity pad
-expect 2 "^ortqual convert: io_pad.npz: mask 'mask': event 0: left padding: .*--mask-polarity pad" \
+expect 2 "^ortqual convert: pad.onnx: --mask-polarity keep \(the default\) reads input 'mask' with 1 = valid, but the graph reads it with 1 = padding .*--mask-polarity pad reads it as the graph does" \
     "$Q" convert pad.onnx -o c_keep.onnx --fuse --expand-mask --inputs io_pad.npz
 expect 2 "default_input.onnx: --mask-polarity pad, but no input is the mask \(--mask NAME names one\)" \
     "$Q" convert "$OQ_SOURCE_DIR/tests/fixtures/onnx/default_input.onnx" -o c_none.onnx --fuse --mask-polarity pad

@@ -29,9 +29,9 @@ line "tensor name and path kept, mask_name said --mask" \
 # 2. a path holding an API phrase, in an error line that names the option twice
 "$Q" validate --model "$D/tx_encoder_op18.onnx" --inputs "$D/io.npz" --mask-polarity pad --outdir o2 "${V[@]}" \
     >e2.log 2>&1
-[ $? -eq 2 ] && ok "left padding: exit 2" || bad "left padding: exit not 2: $(cat e2.log)"
+[ $? -eq 2 ] && ok "a polarity the graph contradicts: exit 2" || bad "a polarity the graph contradicts: exit not 2: $(cat e2.log)"
 line "path kept, mask_polarity said --mask-polarity" \
-    "ortqual validate: $D/io.npz: mask 'mask': event 0: left padding: position 0 is 1 but position 50 is 0 (a valid row is zeros first, then ones; the mask is read with 1 = padding (--mask-polarity pad): a mask whose 1 marks a valid element is read with --mask-polarity keep)" \
+    "ortqual validate: $D/tx_encoder_op18.onnx: --mask-polarity pad reads input 'mask' with 1 = padding, but the graph reads it with 1 = valid (Where 'node_masked_fill' masks the attention scores where 'mask' is 0): the elements judged valid would be those the model ignores; --mask-polarity keep reads it as the graph does" \
     e2.log
 
 # 3. validate's progress lines: the output folder as given, detection's words in options

@@ -56,8 +56,9 @@ TX="$F/torch/tx_padmask"
 expect 0 "^cpu:model:fp32 +passed" "$Q" validate --model "$PM" --inputs "$TX/inputs_000.npz" "$TX/inputs_001.npz" \
     --expected "$TX/outputs_000.npz" "$TX/outputs_001.npz" --configs expected,cpu:model:fp32 --threads 1 --outdir tx
 
-# 4. a polarity given is the caller's: keep reads the same batches 1 = valid (PyTorch's are then left padding)
-one_line 2 "left padding: position 0 is 0 but position 50 is 1" "$Q" validate --model "$PM" \
+# 4. a polarity given that the graph contradicts is refused (QA round 9a, defect 1): keep would judge
+#    the padding PyTorch's batches mark and skip their tokens
+one_line 2 "tx_padmask_op18.onnx: --mask-polarity keep reads input 'src_key_padding_mask' with 1 = valid, but the graph reads it with 1 = padding" "$Q" validate --model "$PM" \
     --inputs "$TX/inputs_000.npz" --expected "$TX/outputs_000.npz" --configs expected,cpu:model:fp32 \
     --mask-polarity keep --threads 1 --outdir keep
 
