@@ -4,8 +4,8 @@ alone (gather_pb's pieces), as the other e2e model writers are.
 
   sq.onnx      keys = Unsqueeze(mask, [1, 2]) (bool [B,1,1,L], no value_info), Attention-23(q, k, v,
                keys): ORT refuses the broadcast mask, so convert's check needs its stand-ins
-  sqx.onnx     the same with keys = Expand(Unsqueeze(mask), [1,1,1,1]): a mask whose type the
-               forward inference does not know (Expand is none of its ops)
+  sqx.onnx     the same with keys = Gather(Unsqueeze(mask), [0], axis 1): a mask whose type the
+               forward inference does not know (Gather is none of its ops; Expand became one)
   kv.onnx      a KV cache: present_key = Concat(past_key [.., past, ..], k [.., new, ..]), declared
                [.., total, ..], the bool mask [batch, total] over its keys; kv_in.npz fits it
   kvy.onnx     kv.onnx with y its only output: the relation is nowhere declared
@@ -56,8 +56,8 @@ Y = [vinfo("y", F32, ["batch", H, "seq", D])]
 att = node("Attention", "att", ["q", "k", "v", "keys"], "y")
 save("sq.onnx", [node("Unsqueeze", "unsq", ["mask", "ax12"], "keys"), att], QKV + [vinfo("mask", BOOL, ["batch", "seq"])], Y,
      [ints("ax12", [2], [1, 2])], 23)
-save("sqx.onnx", [node("Unsqueeze", "unsq", ["mask", "ax12"], "keys1"), node("Expand", "ex", ["keys1", "one4"], "keys"), att],
-     QKV + [vinfo("mask", BOOL, ["batch", "seq"])], Y, [ints("ax12", [2], [1, 2]), ints("one4", [4], [1, 1, 1, 1])], 23)
+save("sqx.onnx", [node("Unsqueeze", "unsq", ["mask", "ax12"], "keys1"), node("Gather", "ga", ["keys1", "zero"], "keys", a_int("axis", 1)),
+     att], QKV + [vinfo("mask", BOOL, ["batch", "seq"])], Y, [ints("ax12", [2], [1, 2]), ints("zero", [1], [0])], 23)
 
 # 6: a KV cache, total = past + new
 kv = [node("Concat", "cat_k", ["past_key", "k"], "present_key", a_int("axis", 2)),
