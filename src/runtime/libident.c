@@ -27,7 +27,7 @@ typedef struct lib_ident {
     dev_t dev;
     ino_t ino;
     int state; /* IDENT_* */
-    int err;   /* why the path could not be opened (IDENT_REPLACED), else 0 */
+    int err;   /* why the mapped file could not be read (IDENT_REPLACED), else 0: another file is there */
     char path[PATH_MAX];
     char sha[65];
 } lib_ident;
@@ -107,6 +107,7 @@ static void ident_hash(lib_ident *id)
     id->err = fd < 0 ? errno : 0;
     int same = fd >= 0 && fstat(fd, &sb) == 0 && sb.st_dev == id->dev && sb.st_ino == id->ino;
     id->state = same && !oq_sha256_fd(fd, id->path, id->sha, NULL) ? IDENT_HASHED : IDENT_REPLACED;
+    if (same && id->state == IDENT_REPLACED) id->err = EIO; /* the mapped file, unreadable */
     if (fd >= 0) close(fd);
 }
 
@@ -126,7 +127,7 @@ int oq_lib_ident_sha256(int k, char hex[65], char *why, size_t n)
     int known = id->state == IDENT_HASHED;
     if (known) memcpy(hex, id->sha, 65);
     else if (why && n && id->err)
-        snprintf(why, n, "the library at %s cannot be read since it was loaded (%s): the bytes that ran are not named",
+        snprintf(why, n, "the library at %s cannot be read (%s): the bytes that ran are not named",
                  id->path, strerror(id->err));
     else if (why && n)
         snprintf(why, n, "the library at %s was replaced after it was loaded: the bytes that ran are not named",
