@@ -88,7 +88,10 @@ OQ_API void oq_runtime_free(oq_runtime *rt);
 /* Strings below are owned by the runtime and live as long as it. A NULL rt gives NULL (the
  * build info "") and API version 0. */
 OQ_API const char *oq_runtime_version(const oq_runtime *rt);    /* "1.29.0" */
-OQ_API const char *oq_runtime_lib_path(const oq_runtime *rt);   /* resolved real path of the .so */
+OQ_API const char *oq_runtime_lib_path(const oq_runtime *rt);   /* the mapped .so's real path, as the
+                                                                   kernel names the mapping (a link
+                                                                   re-pointed since: still the file that
+                                                                   was loaded) */
 OQ_API int oq_runtime_api_version(const oq_runtime *rt);        /* negotiated API version, e.g. 29 */
 OQ_API const char *oq_runtime_build_info(const oq_runtime *rt); /* "" when the library cannot say */
 /* The ORT objects behind a runtime, for library code that calls ORT directly

@@ -357,7 +357,8 @@ static void model_notes(const oq_bench_opts *o, const oq_bench_rows *rows, json_
 
 /* The evidence (runtime, host, GPUs, loaded libraries, ORT_* environment) is
  * gathered after the sweep so every library the sessions loaded is listed; the library's
- * SHA-256 is the evidence's (a rebuild at the same path is another build). */
+ * SHA-256 is the evidence's, of the mapped file as named before the sweep (a rebuild at the same
+ * path is another build; a file renamed over it later is not the one that ran). */
 static json_t *system_json(oq_runtime *rt, const oq_bench_opts *o, const oq_bench_rows *rows)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

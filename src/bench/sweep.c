@@ -13,6 +13,7 @@
 #include "ortqual/export.h"
 #include "ortqual/graph.h"
 #include "ortqual/mask.h"
+#include "runtime/runtime-impl.h"
 #include "runtime/sessioncfg-impl.h"
 #include "status/args-impl.h"
 
@@ -500,8 +501,11 @@ oq_status oq_bench_sweep(oq_runtime *rt, const oq_bench_opts *o, oq_bench_progre
     OQ_NEED(err, o);
     OQ_NEED(err, out);
     *out = NULL;
-    char start[32];
+    char start[32], sha[65];
     oq_bench_utc_now(start);
+    /* the library named by its bytes before the sweep: one replaced during it is still named by
+     * what ran (the evidence, after the sweep, takes this digest) */
+    (void)oq_runtime_lib_sha256(rt, sha, NULL, 0);
     oq_status st = session_configs(rt, o, err);
     if (!st)
         st = o->model_path ? oq_bench_model_sweep(rt, o, progress, user, out, err)

@@ -113,10 +113,6 @@ void oq_sha256_buf(const void *data, size_t n, char hex[65]); /* the three at on
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err);
 /* The same of the file open on fd (read with pread, from its start; `name` in messages). */
 oq_status oq_sha256_fd(int fd, const char *name, char hex[65], oq_err *err);
-/* Both keep the digest of a file of 1 MiB or more, settled before it was read, by its identity
- * (device, inode, size, mtime, ctime): the same file is not read again, in this process or in
- * one forked after it. How many digests came so (for tests). */
-unsigned long oq_sha256_memo_hits(void);
 /* Whether s starts with 64 lowercase hex digits, as oq_sha256_hex writes a digest; reads no
  * further than the first byte that is not one (a shorter string's NUL stops it). */
 int oq_sha256_hex_at(const char *s);

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <threads.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/core-impl.h"
@@ -63,7 +62,7 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void blocks_ni(uint32_t h[8],
     for (; n--; p += 64) {
         __m128i abef = s0, cdgh = s1, w[4];
         for (int i = 0; i < 4; i++) w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
-        /* unrolled, so w[] stays in registers: 1.0-1.3 -> 1.5-1.6 GB/s on the dev VM's Zen 4 */
+        /* unrolled, so w[] stays in registers (the rolled loop spilled it to the stack) */
 #pragma GCC unroll 16
         for (int g = 0; g < 16; g++) {
             __m128i m = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&K[4 * g]));
@@ -162,77 +161,6 @@ int oq_sha256_hex_at(const char *s)
     return 1;
 }
 
-/* Files hashed before, known by identity: a validation's workers each named the ORT library
- * (tens of MB, 20 ms) by its bytes, forked from a parent that had just done so. The same device,
- * inode, size, mtime and ctime are the same bytes: a write moves ctime, which no call sets. A
- * write in the clock tick of the hash would not, so a file changed less than MEMO_RACY_S
- * before its hash began is not kept (git's "racily clean"), and small files are not worth it. */
-#define MEMO_MIN_BYTES (1 << 20)
-#define MEMO_N 8
-#define MEMO_RACY_S 2
-
-typedef struct memo_entry {
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime, ctime;
-    char hex[65];
-} memo_entry;
-
-static struct {
-    memo_entry e[MEMO_N];
-    size_t n, next;
-    unsigned long hits;
-    mtx_t lock;
-} memo;
-static once_flag memo_once = ONCE_FLAG_INIT;
-
-static void memo_init(void) { mtx_init(&memo.lock, mtx_plain); }
-
-static int ts_eq(struct timespec a, struct timespec b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
-
-static int same_file(const memo_entry *m, const struct stat *sb)
-{
-    return m->dev == sb->st_dev && m->ino == sb->st_ino && m->size == sb->st_size && ts_eq(m->mtime, sb->st_mtim) &&
-           ts_eq(m->ctime, sb->st_ctim);
-}
-
-static int memo_get(const struct stat *sb, char hex[65])
-{
-    int hit = 0;
-    call_once(&memo_once, memo_init);
-    mtx_lock(&memo.lock);
-    for (size_t i = 0; i < memo.n && !hit; i++)
-        if (same_file(&memo.e[i], sb)) hit = 1, memcpy(hex, memo.e[i].hex, 65), memo.hits++;
-    mtx_unlock(&memo.lock);
-    return hit;
-}
-
-/* Kept when the file was settled before the hash began and is the same file after it. */
-static void memo_put(const struct stat *before, const struct stat *after, time_t began, const char hex[65])
-{
-    if (before->st_size < MEMO_MIN_BYTES || before->st_ctim.tv_sec + MEMO_RACY_S > began ||
-        before->st_mtim.tv_sec + MEMO_RACY_S > began)
-        return;
-    memo_entry m = {before->st_dev, before->st_ino, before->st_size, before->st_mtim, before->st_ctim, ""};
-    if (!same_file(&m, after)) return;
-    memcpy(m.hex, hex, 65);
-    mtx_lock(&memo.lock);
-    memo.e[memo.next] = m;
-    memo.next = (memo.next + 1) % MEMO_N;
-    if (memo.n < MEMO_N) memo.n++;
-    mtx_unlock(&memo.lock);
-}
-
-unsigned long oq_sha256_memo_hits(void)
-{
-    call_once(&memo_once, memo_init);
-    mtx_lock(&memo.lock);
-    unsigned long n = memo.hits;
-    mtx_unlock(&memo.lock);
-    return n;
-}
-
 static oq_status hash_fd(int fd, const char *name, char hex[65], oq_err *err)
 {
     oq_sha256 s;
@@ -250,15 +178,13 @@ static oq_status hash_fd(int fd, const char *name, char hex[65], oq_err *err)
     return OQ_OK;
 }
 
+/* Always by content: a file's identity (device, inode, size, times) does not pin its bytes (a
+ * second write through a shared mapping to a page already dirty moves neither mtime nor ctime). */
 oq_status oq_sha256_fd(int fd, const char *name, char hex[65], oq_err *err)
 {
-    struct stat sb, after;
+    struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return oq_err_set(err, OQ_ERR_IO, "%s: not a regular file", name);
-    if (sb.st_size >= MEMO_MIN_BYTES && memo_get(&sb, hex)) return OQ_OK;
-    time_t began = time(NULL);
-    oq_status st = hash_fd(fd, name, hex, err);
-    if (!st && sb.st_size >= MEMO_MIN_BYTES && fstat(fd, &after) == 0) memo_put(&sb, &after, began, hex);
-    return st;
+    return hash_fd(fd, name, hex, err);
 }
 
 oq_status oq_sha256_file(const char *path, char hex[65], oq_err *err)

@@ -1,4 +1,5 @@
 /* Gathering every piece of evidence at once, and its JSON form. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "fileio/fileio-impl.h"
+#include "runtime/runtime-impl.h"
 #include "ortqual/version.h"
 #include "status/args-impl.h"
 
@@ -19,9 +21,11 @@ static oq_status collect_ort(oq_runtime *rt, oq_evidence *ev, oq_err *err)
     ev->ort_api_version = oq_runtime_api_version(rt);
     if (!ev->ort_version || !ev->ort_lib_path || !ev->ort_build_info)
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    /* the bytes that ran: a rebuilt library at the same path is another build (unreadable: NULL) */
-    char sha[65];
-    if (!oq_sha256_file(ev->ort_lib_path, sha, NULL) && !(ev->ort_lib_sha256 = strdup(sha)))
+    /* the bytes that ran, the mapped file's: a rebuilt library at the same path is another build;
+     * one replaced since it was loaded is not named (NULL), and the warning says why */
+    char sha[65], why[PATH_MAX + 128];
+    if (oq_runtime_lib_sha256(rt, sha, why, sizeof why) ? !(ev->ort_lib_sha256 = strdup(sha))
+                                                        : oq_strv_push(&ev->warnings, &ev->n_warnings, why) != OQ_OK)
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     oq_status st = oq_runtime_providers(rt, &ev->providers, &ev->n_providers, err);
     if (st) return st;

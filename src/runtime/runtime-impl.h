@@ -3,6 +3,8 @@
 #define ORTQUAL_RUNTIME_IMPL_H
 
 
+#include <stdint.h>
+
 #include "onnxruntime_c_api.h"
 #include "ortqual/runtime.h"
 
@@ -14,7 +16,8 @@ struct oq_runtime {
     const OrtApi *api;
     int api_version;
     OrtEnv *env;
-    char *lib_path;        /* realpath of the loaded library */
+    char *lib_path;        /* the kernel's path of the mapped library (libident.c) */
+    int ident;             /* its process-wide record (oq_lib_ident_find), -1: none */
     char *version;
     char *build_info;
     struct {
@@ -62,6 +65,19 @@ int oq_lib_search(const char *name, char *out, size_t n);
  * it starts with. 1 when the
  * loader found no file of that name (rather than failing on one, or on a library it needs). */
 int oq_lib_unfound(const char *name, const char *msg, char *why, size_t n);
+
+/* The process-wide record of the library mapped at `base` (its first page), made at its first
+ * load from /proc/self/maps (`fallback`, the name dlopen took, where that cannot be read): an
+ * index for the two below, -1 when the records are full. A child forked after it keeps it. */
+int oq_lib_ident_find(uintptr_t base, const char *fallback);
+/* The mapped file's path (NULL: k is no record). */
+const char *oq_lib_ident_path(int k);
+/* The SHA-256 of the mapped file's bytes, taken at the first call of the process or of a parent
+ * it was forked from, into hex: 1. 0 with hex "" and the reason in why[n] when the file at its
+ * path is no longer the mapped one (replaced, removed): the bytes that ran are not named. */
+int oq_lib_ident_sha256(int k, char hex[65], char *why, size_t n);
+/* oq_lib_ident_sha256 of the library rt loaded. */
+int oq_runtime_lib_sha256(const oq_runtime *rt, char hex[65], char *why, size_t n);
 
 /* Drops the process-wide ORT log lines: a worker forked from a process that logged starts
  * with none, as an exec'd one does. */

@@ -318,14 +318,13 @@ static oq_status rt_init(oq_runtime *rt, get_api_base_fn fn, oq_err *err)
     return oq_ort_status(rt, create_env(rt), err, "creating the ONNX Runtime environment");
 }
 
-/* The file the loader actually mapped (a bare name or symlink resolved). */
-static char *resolved_path(get_api_base_fn fn, const char *fallback)
+/* The library as the kernel has it mapped (libident.c), found by the address of its code:
+ * the file that ran, not the one a symlink or bare name points to since. */
+static int mapped_ident(get_api_base_fn fn, const char *fallback)
 {
     Dl_info info;
-    const char *p = fallback;
-    if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_fname) p = info.dli_fname;
-    char buf[PATH_MAX];
-    return strdup(realpath(p, buf) ? buf : p);
+    if (!dladdr((void *)(uintptr_t)fn, &info) || !info.dli_fbase) return -1;
+    return oq_lib_ident_find((uintptr_t)info.dli_fbase, info.dli_fname ? info.dli_fname : fallback);
 }
 
 oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err)
@@ -346,7 +345,9 @@ oq_status oq_runtime_load(const char *path, oq_runtime **out, oq_err *err)
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     }
     rt->dl = dl;
-    rt->lib_path = resolved_path(fn, path ? path : "libonnxruntime.so");
+    rt->ident = mapped_ident(fn, path ? path : "libonnxruntime.so");
+    const char *named = oq_lib_ident_path(rt->ident); /* none: more libraries than records, named as given */
+    rt->lib_path = strdup(named ? named : path ? path : "libonnxruntime.so");
     if (!rt->lib_path) {
         oq_runtime_free(rt);
         return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
@@ -378,6 +379,10 @@ void oq_runtime_free(oq_runtime *rt)
 
 const char *oq_runtime_version(const oq_runtime *rt) { return rt ? rt->version : NULL; }
 const char *oq_runtime_lib_path(const oq_runtime *rt) { return rt ? rt->lib_path : NULL; }
+int oq_runtime_lib_sha256(const oq_runtime *rt, char hex[65], char *why, size_t n)
+{
+    return oq_lib_ident_sha256(rt ? rt->ident : -1, hex, why, n);
+}
 int oq_runtime_api_version(const oq_runtime *rt) { return rt ? rt->api_version : 0; }
 const char *oq_runtime_build_info(const oq_runtime *rt) { return rt ? rt->build_info : ""; }
 const struct OrtApi *oq_runtime_api(const oq_runtime *rt) { return rt ? rt->api : NULL; }

@@ -8,18 +8,21 @@
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "ortqual/runtime.h"
+#include "runtime/runtime-impl.h"
 #include "runtime/sessioncfg-impl.h"
 #include "validate/validate-impl.h"
 
 /* The parent loads the core library only: execution-provider libraries are loaded by the
- * workers (an EP may crash on load), which record their own devices and libraries. */
-static json_t *runtime_evidence(const oq_validate_opts *o)
+ * workers (an EP may crash on load), which record their own devices and libraries. The library
+ * is the one mapped, named by its bytes when it was first asked (check_ort_libs, before the
+ * workers); one replaced before that is not named, and `warnings` says so. */
+static json_t *runtime_evidence(const oq_validate_opts *o, json_t *warnings)
 {
     oq_runtime *rt;
     oq_err e = {0};
     if (oq_runtime_load(o->ort_lib, &rt, &e)) return json_pack("{s:o}", "error", oq_json_text(e.msg));
-    char sha[65] = ""; /* the bytes: a library rebuilt at the same path is another build */
-    if (oq_sha256_file(oq_runtime_lib_path(rt), sha, NULL)) sha[0] = '\0';
+    char sha[65], why[OQ_ERR_MSG_MAX];
+    if (!oq_runtime_lib_sha256(rt, sha, why, sizeof why)) json_array_append_new(warnings, oq_json_text(why));
     json_t *j = json_pack("{s:s, s:o, s:o, s:i, s:s}", "version", oq_runtime_version(rt), "library",
                           oq_json_text(oq_runtime_lib_path(rt)), "library_sha256", *sha ? json_string(sha) : json_null(),
                           "api_version", oq_runtime_api_version(rt), "build_info", oq_runtime_build_info(rt));
@@ -49,7 +52,8 @@ char *oq_validate_evidence(const oq_validate_opts *o)
     json_t *argv = json_array();
     /* the command line and folder for people: a path that is not UTF-8 shown with U+FFFD */
     for (int i = 0; i < o->argc; i++) json_array_append_new(argv, oq_json_text(o->argv[i]));
-    json_t *ort = runtime_evidence(o), *system = oq_evidence_collect_json(NULL, NULL);
+    json_t *system = oq_evidence_collect_json(NULL, NULL);
+    json_t *ort = runtime_evidence(o, json_object_get(system, "warnings"));
     /* entries passed to a newer ORT unchecked, beside the evidence's own warnings */
     oq_session_config_warn(json_string_value(json_object_get(ort, "version")), o->n_session_configs,
                            o->session_config_keys, o->session_config_values, json_object_get(system, "warnings"));

@@ -47,15 +47,16 @@ static json_t *session_json(int threads, oq_graph_opt graph_opt, size_t n_cfg, c
 }
 
 char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library,
-                            const char *ort_sha256)
+                            const char *ort_sha256, const char *ort_build_id)
 {
     json_t *session = session_json(p->threads, p->graph_opt, p->n_session_configs,
                                    (const char *const *)p->session_config_keys,
                                    (const char *const *)p->session_config_values, p->n_ep_options,
                                    (const char *const *)p->ep_option_keys, (const char *const *)p->ep_option_values);
-    json_t *j = session ? json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:o}", "config", p->config.name, "provider",
-                                    p->config.runtime, "model_sha256", p->model_sha256, "ort_version", ort_version,
-                                    "ort_library", ort_library, "ort_library_sha256", ort_sha256, "session", session)
+    json_t *j = session ? json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s*, s:o}", "config", p->config.name,
+                                    "provider", p->config.runtime, "model_sha256", p->model_sha256, "ort_version",
+                                    ort_version, "ort_library", ort_library, "ort_library_sha256", ort_sha256,
+                                    "ort_build_id", ort_build_id, "session", session)
                         : NULL;
     char *body = j ? json_dumps(j, JSON_COMPACT) : NULL, *text = NULL;
     json_decref(j);
@@ -86,26 +87,34 @@ static int same_bytes(const char *lib, const char *ort_file, char ort_sha[65])
     return same;
 }
 
-/* Whether the ORT build that saved `prov` is the one loading `ort_file`: the same bytes, told by
- * the SHA-256 the file records (`ort_sha`: ort_file's, hashed here once when still ""), whatever
- * the path either had. A file saved before that was recorded (2026-12-05) names the library by
- * its path alone: the same path as a string (both are the real file's path,
- * oq_runtime_lib_path), or a regular file there of the same bytes (same_bytes); *copy is then
- * set, as the message names both paths. */
-static oq_status same_build(const json_t *prov, const char *ort_file, char ort_sha[65], int *same, int *copy,
-                            oq_err *err)
+/* Whether the ORT build that saved `prov` is the one loading `ort_file` (its ELF build-id
+ * `ort_id`): the same build-id where the file records one, whatever the digests say (replay's
+ * rule: oq_ort_build_id_same); else the same bytes, told by the SHA-256 the file records
+ * (`ort_sha`: ort_file's, hashed here once when still ""), whatever the path either had. A file
+ * saved before that was recorded (2026-12-05) names the library by its path alone: the same
+ * path as a string (both are the mapped file's path, oq_runtime_lib_path), or a regular file
+ * there of the same bytes (same_bytes). *how says which (SAME_*), as the message names both. */
+enum { SAME_NOT, SAME_FILE, SAME_BYTES, SAME_BUILD_ID };
+static oq_status same_build(const json_t *prov, const char *ort_file, const char *ort_id, char ort_sha[65],
+                            int *how, oq_err *err)
 {
     const char *sha = json_string_value(json_object_get(prov, "ort_library_sha256"));
     const char *lib = json_string_value(json_object_get(prov, "ort_library"));
-    *same = *copy = 0;
+    const char *id = json_string_value(json_object_get(prov, "ort_build_id"));
+    *how = SAME_NOT;
+    if (id && ort_id && oq_ort_build_id_same(id, strlen(id), ort_id, strlen(ort_id)) == OQ_SAME_ORT_BUILD_ID) {
+        *how = lib && !strcmp(lib, ort_file) ? SAME_FILE : SAME_BUILD_ID;
+        return OQ_OK;
+    }
     if (!sha) {
-        *same = lib && !strcmp(lib, ort_file);
-        *copy = lib && !*same && same_bytes(lib, ort_file, ort_sha);
-        *same |= *copy;
+        *how = !lib                                 ? SAME_NOT
+               : !strcmp(lib, ort_file)             ? SAME_FILE
+               : same_bytes(lib, ort_file, ort_sha) ? SAME_BYTES
+                                                    : SAME_NOT;
         return OQ_OK;
     }
     oq_status st = *ort_sha ? OQ_OK : oq_sha256_file(ort_file, ort_sha, err);
-    *same = !st && !strcmp(sha, ort_sha);
+    *how = !st && !strcmp(sha, ort_sha) ? SAME_FILE : SAME_NOT;
     return st;
 }
 
@@ -199,7 +208,8 @@ oq_status oq_validate_saved_by(const oq_validate_opts *o, char **saved_by, oq_er
     json_t *prov = NULL;
     oq_status st = access(copy, F_OK) ? OQ_OK : provenance_of(copy, &prov, err);
     if (st || !prov) return st;
-    static const char *const keys[] = {"config", "provider", "ort_version", "ort_library", "ort_library_sha256"};
+    static const char *const keys[] = {"config", "provider", "ort_version", "ort_library", "ort_library_sha256",
+                                       "ort_build_id"};
     json_t *j = json_pack("{s:o}", "file", oq_json_text(file));
     for (size_t i = 0; j && i < sizeof keys / sizeof *keys; i++)
         if (json_is_string(json_object_get(prov, keys[i])))
@@ -210,20 +220,30 @@ oq_status oq_validate_saved_by(const oq_validate_opts *o, char **saved_by, oq_er
     return j ? st : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
 }
 
-/* Whether the saved outputs' ORT is `r`'s: the same bytes where the file recorded its SHA-256
- * (r's library hashed here), else the same version at the same path. */
-static oq_status same_ort_as(const json_t *saved, const oq_config_result *r, int *same, oq_err *err)
+/* The ELF build-id r's worker recorded of the library it mapped, into id[n] ("" none). */
+static void worker_build_id(const oq_config_result *r, char *id, size_t n)
+{
+    json_t *ev = r->evidence_json ? json_loads(r->evidence_json, 0, NULL) : NULL;
+    const char *v = json_string_value(json_object_get(json_object_get(ev, "ort"), "build_id"));
+    snprintf(id, n, "%s", v ? v : "");
+    json_decref(ev);
+}
+
+/* Whether the saved outputs' ORT is `r`'s: the same ELF build-id where both have one (replay's
+ * rule: oq_ort_build_id_same); else the same bytes where the file recorded its SHA-256 (r's
+ * library as its worker named it; one it could not name, replaced after it was loaded, is not
+ * read now); else the same version at the same path. */
+static int same_ort_as(const json_t *saved, const oq_config_result *r)
 {
     const char *version = json_string_value(json_object_get(saved, "ort_version"));
     const char *lib = json_string_value(json_object_get(saved, "ort_library"));
     const char *sha = json_string_value(json_object_get(saved, "ort_library_sha256"));
-    *same = version && !strcmp(version, r->ort_version) && (sha || (lib && !strcmp(lib, r->ort_library)));
-    if (!*same || !sha) return OQ_OK;
-    char here[65];
-    oq_status st = *r->ort_library_sha256 ? (memcpy(here, r->ort_library_sha256, sizeof here), OQ_OK)
-                                          : oq_sha256_file(r->ort_library, here, err);
-    *same = !st && !strcmp(here, sha);
-    return st;
+    const char *saved_id = json_string_value(json_object_get(saved, "ort_build_id"));
+    char id[129];
+    worker_build_id(r, id, sizeof id);
+    if (saved_id && oq_ort_build_id_same(saved_id, strlen(saved_id), id, strlen(id)) == OQ_SAME_ORT_BUILD_ID) return 1;
+    if (!version || strcmp(version, r->ort_version)) return 0;
+    return sha ? !strcmp(r->ort_library_sha256, sha) : lib && !strcmp(lib, r->ort_library);
 }
 
 oq_status oq_validate_saved_by_compare(oq_config_result *configs, size_t n, oq_err *err)
@@ -233,8 +253,8 @@ oq_status oq_validate_saved_by_compare(oq_config_result *configs, size_t n, oq_e
     while (k < n && (!configs[k].ort_version || !configs[k].ort_library)) k++;
     if (k == n) return OQ_OK; /* nothing ran ORT: nothing to compare with */
     json_t *saved = json_loads(configs[0].saved_by, JSON_DECODE_ANY, NULL);
-    int same = 0;
-    oq_status st = saved ? same_ort_as(saved, &configs[k], &same, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    int same = saved && same_ort_as(saved, &configs[k]);
+    oq_status st = saved ? OQ_OK : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     char *text = NULL;
     if (!st && (json_object_set_new(saved, "same_ort", json_boolean(same)) ||
                 !(text = json_dumps(saved, JSON_COMPACT | JSON_PRESERVE_ORDER))))
@@ -246,7 +266,8 @@ oq_status oq_validate_saved_by_compare(oq_config_result *configs, size_t n, oq_e
     return OQ_OK;
 }
 
-oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err)
+oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, const char *ort_build_id,
+                                 oq_err *err)
 {
     if (!*ort_file || !o->n_configs || !oq_config_is_expected(&o->configs[0]) || !o->model_path) return OQ_OK;
     size_t n = o->n_expected_files ? o->n_expected_files : o->n_input_files;
@@ -257,9 +278,12 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
         json_t *prov = NULL;
         st = provenance_of(files[i], &prov, err);
         if (prov && !*model_sha) st = model_identity(o->model_path, model_sha, err);
-        int same = 0, copy = 0, spelt = 0;
-        if (prov && !st) st = same_build(prov, ort_file, ort_sha, &same, &copy, err);
-        const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, same, &spelt) : NULL;
+        int how = SAME_NOT, spelt = 0;
+        if (prov && !st) st = same_build(prov, ort_file, ort_build_id, ort_sha, &how, err);
+        const oq_config *c = prov && !st ? saved_by(o, prov, model_sha, how != SAME_NOT, &spelt) : NULL;
+        const char *as = how == SAME_BYTES      ? ", the same bytes as "
+                         : how == SAME_BUILD_ID ? ", the ELF build-id of "
+                                                : "";
         const char *version = json_string_value(json_object_get(prov, "ort_version"));
         const char *lib = json_string_value(json_object_get(prov, "ort_library"));
         if (c)
@@ -270,7 +294,7 @@ oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file
                             "itself, which passes and proves nothing (judge it against outputs of another build, "
                             "provider or framework)",
                             files[i], json_string_value(json_object_get(prov, "config")), c->runtime,
-                            version ? version : "?", copy ? lib : "", copy ? ", the same bytes as " : "", ort_file,
+                            version ? version : "?", *as && lib ? lib : "", as, ort_file,
                             spelt ? " as ORT runs them (a graph optimization level is one however given; entries "
                                     "of logging, profiling or spinning change no output)"
                                   : "",

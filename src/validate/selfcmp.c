@@ -12,6 +12,7 @@
 
 #include "fileio/fileio-impl.h"
 #include "runtime/runtime-impl.h"
+#include "validate/validate-impl.h"
 
 /* Do a and b run the same session? --model runs its file as it is: on one runtime with one kernel,
  * fp32 and fp16 change the tolerance only (on cuda both set use_tf32=0; tf32 is another run). */
@@ -77,6 +78,11 @@ static int ort_file(const char *lib, ort_identity *out)
     return *out->file != '\0';
 }
 
+oq_same_ort oq_ort_build_id_same(const char *a, size_t na, const char *b, size_t nb)
+{
+    return na && nb && na == nb && !memcmp(a, b, na) ? OQ_SAME_ORT_BUILD_ID : OQ_SAME_ORT_NONE;
+}
+
 /* Whether two files that are not the same bytes are one build: OQ_SAME_ORT_BUILD_ID where both
  * carry an ELF build-id and it is the same (two builds of one commit differ in it: never the same
  * build otherwise). Where either has none, nothing left tells a patched copy from another build of
@@ -87,7 +93,7 @@ static oq_same_ort same_build(const char *a, const char *b)
     const char *ida = strchr(a, '\t'), *idb = strchr(b, '\t');
     if (!ida || !idb) return OQ_SAME_ORT_NONE;
     size_t la = strcspn(ida + 1, "\t"), lb = strcspn(idb + 1, "\t");
-    if (la && lb) return la == lb && !memcmp(ida + 1, idb + 1, la) ? OQ_SAME_ORT_BUILD_ID : OQ_SAME_ORT_NONE;
+    if (la && lb) return oq_ort_build_id_same(ida + 1, la, idb + 1, lb);
     const char *info = ida + 1 + la;
     int same = *info && info[1] && ida - a == idb - b && !memcmp(a, b, (size_t)(ida - a)) && !strcmp(info, idb + 1 + lb);
     return same ? OQ_SAME_ORT_BUILD_INFO : OQ_SAME_ORT_NONE;

@@ -585,17 +585,18 @@ oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan
     return st;
 }
 
-/* The hash the worker's evidence took of the library it had mapped (evidence.h), into hex: 1
- * when it names r's library; a run's parent then reads no library again. */
+/* What the worker's evidence (evidence.h) says of the bytes of the library it had mapped, where
+ * it names r's library: 1 with their SHA-256 in hex, -1 not named (the file was replaced after it
+ * was loaded: the one at that path now is another), 0 nothing. A run's parent reads no library. */
 static int worker_hashed(const oq_config_result *r, char hex[65])
 {
     json_t *ev = r->evidence_json ? json_loads(r->evidence_json, 0, NULL) : NULL, *ort = json_object_get(ev, "ort");
     const char *lib = json_string_value(json_object_get(ort, "lib_path"));
     const char *sha = json_string_value(json_object_get(ort, "library_sha256"));
-    int ok = lib && sha && !strcmp(lib, r->ort_library) && strlen(sha) == 64;
-    if (ok) memcpy(hex, sha, 65);
+    int said = lib && !strcmp(lib, r->ort_library) ? (sha && strlen(sha) == 64 ? 1 : -1) : 0;
+    if (said > 0) memcpy(hex, sha, 65);
     json_decref(ev);
-    return ok;
+    return said;
 }
 
 oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], int must, oq_err *err)
@@ -603,16 +604,21 @@ oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], i
     for (size_t k = 0; k < s->n_configs; k++) {
         oq_config_result *r = &s->configs[k];
         if (!r->ort_library) continue;
-        const char *known = NULL; /* hashed at the start, for an earlier configuration, or by its worker */
-        for (int i = 0; !known && i < 2; i++)
+        /* the worker's record of what it mapped first; else hashed at the start, or for an earlier configuration */
+        char hex[65];
+        int said = worker_hashed(r, hex);
+        const char *known = said > 0 ? hex : NULL;
+        for (int i = 0; !known && !said && i < 2; i++)
             if (*ort[i].sha256 && !strcmp(ort[i].file, r->ort_library)) known = ort[i].sha256;
-        for (size_t j = 0; !known && j < k; j++)
+        for (size_t j = 0; !known && !said && j < k; j++)
             if (s->configs[j].ort_library && !strcmp(s->configs[j].ort_library, r->ort_library))
                 known = s->configs[j].ort_library_sha256;
-        char hex[65];
-        if (!known && worker_hashed(r, hex)) known = hex;
         oq_status st = OQ_OK;
         if (known) memcpy(r->ort_library_sha256, known, sizeof r->ort_library_sha256);
+        else if (said < 0) /* the file there now never ran */
+            st = oq_err_set(must ? err : NULL, OQ_ERR_IO,
+                            "%s: replaced after %s loaded it: the bytes that ran are not named", r->ort_library,
+                            r->config.name);
         else st = oq_sha256_file(r->ort_library, r->ort_library_sha256, must ? err : NULL);
         if (st && must) return st;
         if (st) r->ort_library_sha256[0] = '\0'; /* gone since the worker loaded it: not known */

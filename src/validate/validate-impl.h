@@ -161,17 +161,26 @@ oq_status oq_worker_probe_ort(const char *lib, char *file, size_t n, oq_err *err
 oq_status oq_validate_opts_check(const oq_validate_opts *o, oq_err *err);
 
 /* Saved outputs' provenance (validate --save-outputs): the .npz archive's comment, "ortqual-outputs "
- * and a JSON object of the configuration, provider, model SHA-256, ONNX Runtime (version, real
- * file, that file's SHA-256) and session options ("session": threads, graph_opt, config and
- * ep_options) that made them (malloc'ed; NULL when out of memory). */
+ * and a JSON object of the configuration, provider, model SHA-256, ONNX Runtime (version, the
+ * mapped file, that file's SHA-256 (NULL: not named, written null), its ELF build-id (NULL: none,
+ * left out)) and session options ("session": threads, graph_opt, config and ep_options) that made
+ * them (malloc'ed; NULL when out of memory). */
 char *oq_outputs_provenance(const oq_validate_plan *p, const char *ort_version, const char *ort_library,
-                            const char *ort_sha256);
+                            const char *ort_sha256, const char *ort_build_id);
 /* An `expected` reference whose files say (oq_outputs_provenance) they were saved by a configuration
  * under test's own session (the same --model files by SHA-256, its provider, ORT of the bytes
  * `ort_file` holds, at any path, and the same session options: docs/verdicts.md): compared with them it compares ORT with itself,
  * passes and proves nothing; OQ_ERR_INVALID_ARG naming the file and the configuration. `ort_file`
- * "": not known, not judged. */
-oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, oq_err *err);
+ * "": not known, not judged. A file that records the ELF build-id of the library this run maps
+ * (`ort_build_id`, NULL or "": none) was saved by that build whatever its SHA-256 says (a file
+ * signed through a link re-pointed since, a patched copy). */
+oq_status oq_validate_saved_self(const oq_validate_opts *o, const char *ort_file, const char *ort_build_id,
+                                 oq_err *err);
+/* Whether two ORT libraries are one build by their ELF build-ids (a[na], b[nb], hex as
+ * oq_runtime_build_id writes them): OQ_SAME_ORT_BUILD_ID where both have one and it is the same
+ * (strip keeps it; two builds of one commit differ in it), else OQ_SAME_ORT_NONE (nothing told
+ * where either has none). replay's self-comparison (selfcmp.c) and saved outputs' share it. */
+oq_same_ort oq_ort_build_id_same(const char *a, size_t na, const char *b, size_t nb);
 
 /* What the `expected` reference records of the outputs it is made of (oq_config_result.saved_by):
  * the first file's provenance (config, provider, ort_version, ort_library, ort_library_sha256, as
@@ -763,10 +772,10 @@ oq_status oq_shard_runtimes_start(const oq_validate_opts *o, const oq_shard_plan
                                   oq_shard_ort ort[2], oq_err *err);
 /* The ORT library each configuration of a run loaded, named by content
  * (oq_config_result.ort_library_sha256): a path says nothing of a node's module, a switched link
- * or a library rebuilt in place. The file hashed at a shard's start (ort) keeps that hash; any
- * other takes the one its worker's evidence recorded of the file it had mapped, else it is hashed
- * now, each file once. `must` (a shard,
- * for the merge): a file that cannot be read is an error; else its hash is left "". */
+ * or a library rebuilt in place. Each takes the hash its worker's evidence recorded of the file
+ * it had mapped (none where that file was replaced after it was loaded); else the one hashed at a
+ * shard's start (ort) or for an earlier configuration, else it is hashed now. `must` (a shard,
+ * for the merge): a library not named so is an error; else its hash is left "". */
 oq_status oq_shard_runtimes(oq_validate_summary *s, const oq_shard_ort ort[2], int must, oq_err *err);
 /* s->shard filled for this shard and written to its started.json. */
 oq_status oq_shard_begin(const oq_validate_opts *o, const oq_shard_plan *plan, oq_validate_summary *s, oq_err *err);

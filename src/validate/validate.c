@@ -25,6 +25,7 @@
 #include "npz/npz-impl.h"
 #include "reference/reference-impl.h"
 #include "report/report-impl.h"
+#include "runtime/runtime-impl.h"
 #include "validate/validate-impl.h"
 #include "status/args-impl.h"
 #include "status/terms-impl.h"
@@ -1367,14 +1368,21 @@ static oq_status make_dirs(run_ctx *c, oq_err *err)
     return st;
 }
 
-/* Where no probe was tried (an EP library or threads in this process: a GPU host's parent), the
- * real file ORT `lib` is, loaded here as a forked worker's parent loads it (spawn.c) and as the
- * tool loaded it already to look for the CUDA EP: saved outputs are judged against it, and a
- * shard names it by content at its start. */
-static void loaded_here(const char *lib, char *file, size_t n)
+/* ORT `lib` loaded here, as a forked worker's parent loads it (spawn.c), and named by the bytes
+ * it mapped, once: the forked workers inherit the mapping and its digest (libident.c) for their
+ * evidence and saved outputs instead of each reading the library again, and a library replaced
+ * or a link re-pointed after this is still named by what ran. Where no probe was tried (an EP
+ * library or threads in this process: a GPU host's parent), `file` is set to the mapped file:
+ * saved outputs are judged against it, and a shard names it by content at its start. Its ELF
+ * build-id into id[n]. */
+static void named_here(const char *lib, char *file, size_t n, char *id, size_t id_n)
 {
     oq_runtime *rt = NULL;
-    if (oq_runtime_load(lib, &rt, NULL) == OQ_OK) snprintf(file, n, "%s", oq_runtime_lib_path(rt));
+    char sha[65];
+    if (oq_runtime_load(lib, &rt, NULL) != OQ_OK) return;
+    if (!*file) snprintf(file, n, "%s", oq_runtime_lib_path(rt));
+    (void)oq_runtime_lib_sha256(rt, sha, NULL, 0);
+    (void)oq_runtime_build_id(rt, id, id_n);
     oq_runtime_free(rt);
 }
 
@@ -1395,13 +1403,9 @@ static oq_status check_ort_libs(run_ctx *c, oq_err *err)
     if (ref && o->reference_ort_lib)
         st = oq_worker_probe_ort(o->reference_ort_lib, c->ort[0].file, sizeof c->ort[0].file, err);
     if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "reference_ort_lib: ");
-    if (!*file && (others || (ref && !o->reference_ort_lib))) loaded_here(o->ort_lib, file, sizeof c->ort[1].file);
-    /* named by their bytes here, once: the forked workers' evidence and saved outputs take the
-     * digest by the file's identity (oq_sha256_fd) instead of each reading the library again */
-    char sha[65];
-    for (int i = 0; i < 2; i++)
-        if (*c->ort[i].file) (void)oq_sha256_file(c->ort[i].file, sha, NULL);
-    return others ? oq_validate_saved_self(o, file, err) : OQ_OK; /* outputs saved by the others' own session */
+    char id[129] = "";
+    if (others || (ref && !o->reference_ort_lib)) named_here(o->ort_lib, file, sizeof c->ort[1].file, id, sizeof id);
+    return others ? oq_validate_saved_self(o, file, id, err) : OQ_OK; /* outputs saved by the others' own session */
 }
 
 /* Whether file `path`'s directory entry, or the file it resolves to, is in folder `dir`

@@ -69,7 +69,6 @@ typedef struct worker {
     int64_t max_batch_bytes;    /* largest batch's inputs + outputs */
     oq_tensor **probe;          /* the first batch's inputs, for the profiled session */
     size_t n_probe;
-    char ort_sha256[65];        /* the loaded ORT library's, for saved outputs ("": not yet hashed) */
     cache_writer *writers;      /* a shared cache trusted by group: the other members who wrote */
     size_t n_writers;
     uint64_t seed, rng;         /* the spot checks' draw: seeded per run (pid, time), recorded */
@@ -482,13 +481,17 @@ static void to_cache(worker *w, const batch_mask *bm, const unsigned char *npz, 
 }
 
 /* Saved outputs of ORT say which session made them (oq_outputs_provenance): judged against that
- * very session later, they would compare ORT with itself. The library is named by its bytes
- * (hashed once, at the first batch saved): a copy of it elsewhere is the same build. */
+ * very session later, they would compare ORT with itself. The library is the one mapped, named by
+ * its bytes (the runtime's record, hashed once per process or inherited from the parent) and its
+ * ELF build-id: a copy of it elsewhere is the same build; one replaced since it was loaded has
+ * no digest, and its build-id still names it. */
 static oq_status sign_outputs(worker *w, unsigned char **npz, size_t *n, oq_err *err)
 {
-    if (!*w->ort_sha256 && oq_sha256_file(w->r->ort_library, w->ort_sha256, err))
-        return oq_err_prefix(err, "the ONNX Runtime library, for the saved outputs' provenance: ");
-    char *prov = oq_outputs_provenance(w->plan, w->r->ort_version, w->r->ort_library, w->ort_sha256);
+    char sha[65], id[129];
+    oq_runtime_lib_sha256(w->rt, sha, NULL, 0);
+    oq_runtime_build_id(w->rt, id, sizeof id);
+    char *prov =
+        oq_outputs_provenance(w->plan, w->r->ort_version, w->r->ort_library, *sha ? sha : NULL, *id ? id : NULL);
     oq_status st = prov ? oq_npz_set_comment(npz, n, prov, err) : oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
     free(prov);
     return st;

@@ -19,7 +19,8 @@ timeout 300 $ORTQUAL validate --model "$M/mlpf_like_op18.onnx" --inputs "${IN[@]
   fail "validate --save-outputs: $(tail -3 "$T/so.log")"
 
 # recomment LIB DIR: DIR/outputs_00N.npz, the saved outputs with the comment's ort_library set to
-# LIB and its ort_library_sha256 left out (as files saved before 2026-12-05 have it)
+# LIB and its ort_library_sha256 and ort_build_id left out (as files saved before 2026-12-05 have it:
+# a build-id recorded names the build whatever the path)
 recomment() {
   mkdir -p "$2"
   $PY - "$1" "$2" "$T"/so/outputs_01_cpu_model_fp32_00[01].npz <<'PY'
@@ -33,6 +34,7 @@ for i, src in enumerate(sys.argv[3:]):
         assert z.comment.startswith(mark), z.comment[:40]
         prov = json.loads(z.comment[len(mark):])
         del prov["ort_library_sha256"]
+        del prov["ort_build_id"]
         prov["ort_library"] = lib
         z.comment = mark + json.dumps(prov).encode()
 PY

@@ -23,19 +23,13 @@
 #include "inspect/inputuse-impl.h"
 #include "inspect/modelfile-impl.h"
 #include "npz/npz-impl.h"
+#include "runtime/runtime-impl.h"
 #define TESTUTIL_GRAPH
 #define TESTUTIL_VALIDATE
 #include "testutil.h"
 #include "validate/validate-impl.h"
 
 #define PROFILE OQ_SOURCE_DIR "/tests/fixtures/profiles/cuda_dynamic_encoder.json"
-
-static char *path_in(const char *dir, const char *name)
-{
-    char *p = NULL;
-    assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
-    return p;
-}
 
 static void fill_plan(oq_validate_plan *p, const char *batches_file)
 {
@@ -3523,7 +3517,7 @@ static void saved_by_this_session_spelt_otherwise(void **state)
         o.graph_opt = cases[i].graph_opt;
         o.threads = cases[i].threads;
         oq_err err = OQ_ERR_INIT;
-        oq_status st = oq_validate_saved_self(&o, ort, &err);
+        oq_status st = oq_validate_saved_self(&o, ort, NULL, &err);
         if (cases[i].self && (st != OQ_ERR_INVALID_ARG || !strstr(err.msg, "and the same session options as ORT runs them")))
             fail_msg("case %zu (%s=%s): not refused as ORT compared with itself: %s", i, cases[i].key, cases[i].value,
                      err.msg);
@@ -3563,18 +3557,18 @@ static void saved_by_a_copy_of_this_ort(void **state)
     oq_err err = OQ_ERR_INIT;
     alarm(60);
     saved_outputs_naming(saved, copy, model_sha);
-    assert_int_equal(oq_validate_saved_self(&o, ort, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_validate_saved_self(&o, ort, NULL, &err), OQ_ERR_INVALID_ARG);
     snprintf(want, sizeof want, "%s: saved by 'cpu:model:fp32' (validate with save_outputs) running this model_path on "
              "cpu with ORT 1.29.0 (%s, the same bytes as %s) and the same session options", saved, copy, ort);
     if (!strstr(err.msg, want)) fail_msg("%s", err.msg);
     saved_outputs_naming(saved, ort, model_sha);
-    assert_int_equal(oq_validate_saved_self(&o, ort, &err), OQ_ERR_INVALID_ARG);
+    assert_int_equal(oq_validate_saved_self(&o, ort, NULL, &err), OQ_ERR_INVALID_ARG);
     snprintf(want, sizeof want, "on cpu with ORT 1.29.0 (%s) and the same session options", ort);
     if (!strstr(err.msg, want)) fail_msg("%s", err.msg);
     const char *another[] = {fifo, "/dev/zero", other, "/nonexistent/libonnxruntime.so"};
     for (size_t i = 0; i < sizeof another / sizeof *another; i++) {
         saved_outputs_naming(saved, another[i], model_sha);
-        if (oq_validate_saved_self(&o, ort, &err)) fail_msg("%s: %s", another[i], err.msg);
+        if (oq_validate_saved_self(&o, ort, NULL, &err)) fail_msg("%s: %s", another[i], err.msg);
     }
     alarm(0);
     free(ort);
@@ -3582,6 +3576,41 @@ static void saved_by_a_copy_of_this_ort(void **state)
     free(copy);
     free(other);
     free(fifo);
+    remove_dir(dir);
+}
+
+/* Saved outputs that record the ELF build-id of the ORT this run maps were saved by that build,
+ * whatever SHA-256 and path they record (outputs signed through a link re-pointed since, a
+ * patched copy): refused as ORT compared with itself, as replay refuses another file of the same
+ * build-id; another build-id is another build. */
+static void saved_by_this_build_id(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("savedid"), *saved = path_in(dir, "outputs_000.npz");
+    const char *model = OQ_SOURCE_DIR "/tests/fixtures/torch/hand_attention/hand_attention_op18.onnx";
+    char *ort = realpath(OQ_ORT_LIB, NULL), id[129], extra[512];
+    oq_runtime *rt;
+    assert_int_equal(oq_runtime_load(OQ_ORT_LIB, &rt, NULL), OQ_OK);
+    assert_true(oq_runtime_build_id(rt, id, sizeof id));
+    oq_runtime_free(rt);
+    oq_model_file mf;
+    assert_int_equal(oq_model_file_read(model, &mf, NULL), OQ_OK);
+    oq_config cfg[2];
+    oq_validate_opts o;
+    const char *files[] = {saved};
+    saved_vs_cpu(&o, cfg, model, files);
+    oq_err err = OQ_ERR_INIT;
+    /* the session argument closes the object: the signature's other keys follow it */
+    snprintf(extra, sizeof extra, "{\"threads\": 0, \"graph_opt\": 0, \"config\": {}, \"ep_options\": {}}, "
+             "\"ort_library_sha256\": \"%064d\", \"ort_build_id\": \"%s\"", 0, id);
+    saved_outputs_with(saved, "/elsewhere/libonnxruntime.so.1.30.0", mf.sha256, extra);
+    if (oq_validate_saved_self(&o, ort, id, &err) != OQ_ERR_INVALID_ARG ||
+        !strstr(err.msg, "(/elsewhere/libonnxruntime.so.1.30.0, the ELF build-id of "))
+        fail_msg("not refused as ORT of build-id %s: %s", id, err.msg);
+    assert_int_equal(oq_validate_saved_self(&o, ort, "0123abcd", &err), OQ_OK);
+    oq_model_file_clear(&mf);
+    free(ort);
+    free(saved);
     remove_dir(dir);
 }
 
@@ -4134,6 +4163,7 @@ int main(void)
         cmocka_unit_test(self_exe_checked_first),
         cmocka_unit_test(self_comparison_refused),
         cmocka_unit_test(saved_by_a_copy_of_this_ort),
+        cmocka_unit_test(saved_by_this_build_id),
         cmocka_unit_test(saved_by_this_session_spelt_otherwise),
         cmocka_unit_test(reference_heads_in_every_form),
         cmocka_unit_test(summary_texts_in_the_callers_terms),

@@ -25,6 +25,14 @@ static inline char *temp_dir(const char *tag)
     return strdup(d);
 }
 
+/* dir/name, malloc'ed. */
+static inline char *path_in(const char *dir, const char *name)
+{
+    char *p = NULL;
+    assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
+    return p;
+}
+
 /* Entries in `dir` other than dot files. */
 static inline int dir_entries(const char *dir)
 {
