@@ -1068,9 +1068,6 @@ static void print_verdict(const cli_state *c, const oq_bench_rows *rows, const o
     printf("); details in %s/summary.json\n", oq_cli_shown(c->outdir));
 }
 
-/* Called by the sweep once its options and inputs are checked, before its first row (its work
- * can take hours): the output folder new or empty unless --force, a folder, writable; then the
- * default-variants note, so that an error before it stays one line. */
 /* The sweep starts: under --force the earlier run's set and profiles go now (they would be
  * replaced at the end), and --junit says "did not finish" until the end writes it, so that a run
  * ended at any moment (SIGKILL too) leaves no earlier result to stand for its own; a signal the
@@ -1093,6 +1090,9 @@ static oq_status forget_earlier(cli_state *c, oq_err *err)
     return OQ_OK;
 }
 
+/* Called by the sweep once its options and inputs are checked, before its first row (its work
+ * can take hours): the output folder new or empty unless --force, a folder, writable; then the
+ * default-variants note, so that an error before it stays one line. */
 static oq_status ready_to_run(void *ctx, oq_err *err)
 {
     cli_state *c = ctx;
