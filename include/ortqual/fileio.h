@@ -76,6 +76,15 @@ OQ_API oq_status oq_check_outdir_kind(const char *dir, oq_err *err);
  * be NULL) (OQ_ERR_IO: an earlier run's summary.json, or the first other entry, named); it, or
  * the nearest folder above it that is there, takes a file (OQ_ERR_OUTPUT: read-only). */
 OQ_API oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err *err);
+/* At a run's start, before its work: the result files an earlier run left in folder `dir`, each
+ * of `names` (n_names of them) that is there, removed in that order (the verdict first: a run
+ * ended between two removals leaves no verdict beside the rest), so that this run, ended at any
+ * moment after (SIGKILL too, which no handler sees), leaves none of them to stand for its own.
+ * Only those names, only in `dir`: a user's other files stay. The names that went are appended to
+ * `said` (NULL: not said; `said_size` bytes with its NUL, cut short when full), ", " between them.
+ * Returns how many went; 0 for a NULL dir or names. */
+OQ_API size_t oq_outdir_forget(const char *dir, const char *const *names, size_t n_names, char *said,
+                               size_t said_size);
 /* One run at a time in an output folder: an exclusive flock(2) on DIR/NAME (NULL:
  * OQ_OUTDIR_LOCK; a shard of a prepared split takes its own, oq_shard_lock_name of shard.h), which
  * holds the holder's pid. The kernel drops the lock when its process ends, however (a SIGKILL

@@ -95,6 +95,20 @@ int oq_cli_json_refused(int rc);
  * case saying why, in place of an earlier run's file that CI would still publish as this run's.
  * Returns `rc`. */
 int oq_cli_junit_refused(const char *cmd, const char *junit, oq_status st, const char *msg, int rc);
+/* "the run did not finish: ortqual CMD started <UTC time> (pid N) and has not written its result:
+ * it is still running, or it was killed (SIGKILL ...) or crashed", into buf: what a run's result
+ * files say from its start until it writes them (gate's verdict, --junit). */
+void oq_cli_unfinished_text(const char *cmd, char *buf, size_t n);
+/* At a run's start, before its work: --junit FILE (`junit`; NULL: nothing) replaced atomically by
+ * one <error> case of type "unfinished" saying oq_cli_unfinished_text, so that a run ended at any
+ * moment (SIGKILL, which no handler sees) leaves an earlier run's green file there never: only a
+ * run that ends writes its own (or its refusal). A FILE inside the output folder `outdir` (may be
+ * NULL) that is not there yet is not made (a folder must be new or empty: the library's check
+ * refuses one that holds it; the library removes an earlier run's there). OQ_OK, or the write's
+ * error ("--junit: ...", the file removed: an earlier run's is no fallback). */
+oq_status oq_cli_junit_unfinished(const char *cmd, const char *junit, const char *outdir, oq_err *err);
+/* Whether `path` names a file directly in folder `outdir` (may be NULL: no), by their text. */
+int oq_cli_in_outdir(const char *path, const char *outdir);
 
 /* `s` (a test folder's name, a path, a tensor's name: text from outside) for a line of text
  * output: itself when it holds no control character, else a copy with each one as \xNN, as

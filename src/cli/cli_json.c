@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ortqual/fileio.h"
@@ -44,10 +46,22 @@ void oq_cli_json_said(const char *msg)
     if (!promise.said[0]) snprintf(promise.said, sizeof promise.said, "%s", msg);
 }
 
+/* An ortqual-error/1 object: `status` a status's name (or "unfinished"), `rc` its exit status
+ * (-1: none yet, left out). */
+static json_t *error_doc_as(const char *cmd, const char *status, const char *msg, int rc)
+{
+    json_t *j = json_pack("{s:s, s:s, s:s, s:o?}", "schema", OQ_CLI_ERROR_SCHEMA, "command", cmd, "status", status,
+                          "error", oq_cli_json_text(msg));
+    if (j && rc >= 0 && json_object_set_new(j, "exit_code", json_integer(rc))) {
+        json_decref(j);
+        j = NULL;
+    }
+    return j;
+}
+
 static json_t *error_doc(const char *cmd, oq_status st, const char *msg, int rc)
 {
-    return json_pack("{s:s, s:s, s:s, s:o?, s:i}", "schema", OQ_CLI_ERROR_SCHEMA, "command", cmd, "status",
-                     oq_status_str(st), "error", oq_cli_json_text(msg), "exit_code", rc);
+    return error_doc_as(cmd, oq_status_str(st), msg, rc);
 }
 
 static void print_error_object(const char *cmd, oq_status st, const char *msg, int rc)
@@ -77,17 +91,55 @@ int oq_cli_json_refused(int rc)
     return rc;
 }
 
+/* The error document `j` (consumed) as JUnit XML at `junit`: one <error> case. */
+static oq_status junit_error(json_t *j, const char *what, const char *junit, oq_err *e)
+{
+    char *text = j ? json_dumps(j, 0) : NULL;
+    json_decref(j);
+    oq_status st = text ? oq_junit_write(text, strlen(text), what, junit, e)
+                        : oq_err_set(e, OQ_ERR_NOMEM, "%s: out of memory", junit);
+    free(text);
+    return st;
+}
+
 int oq_cli_junit_refused(const char *cmd, const char *junit, oq_status st, const char *msg, int rc)
 {
     if (!junit) return rc;
-    json_t *j = error_doc(cmd, st, msg, rc);
-    char *text = j ? json_dumps(j, 0) : NULL;
-    json_decref(j);
     oq_err e = {0};
-    if (!text || oq_junit_write(text, strlen(text), "the refusal", junit, &e))
-        fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, text ? e.msg : "out of memory");
+    if (junit_error(error_doc(cmd, st, msg, rc), "the refusal", junit, &e))
+        fprintf(stderr, "ortqual %s: --junit: %s\n", cmd, e.msg);
     else
         fprintf(stderr, "ortqual %s: JUnit XML %s: one error case, the refusal\n", cmd, oq_cli_shown(junit));
-    free(text);
     return rc;
+}
+
+void oq_cli_unfinished_text(const char *cmd, char *buf, size_t n)
+{
+    char when[32] = "?";
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(buf, n, "the run did not finish: ortqual %s started %s (pid %ld) and has not written its result: it is "
+             "still running, or it was killed (SIGKILL: a CI job's time limit, the OOM killer) or crashed", cmd, when,
+             (long)getpid());
+}
+
+int oq_cli_in_outdir(const char *path, const char *outdir)
+{
+    size_t n = outdir ? strlen(outdir) : 0;
+    while (n > 1 && outdir[n - 1] == '/') n--; /* "runs/new/" names the folder "runs/new" */
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return outdir && slash && path + n == slash && !strncmp(path, outdir, n);
+}
+
+oq_status oq_cli_junit_unfinished(const char *cmd, const char *junit, const char *outdir, oq_err *err)
+{
+    /* one not there yet in the output folder would be a new folder's first entry, which the
+     * run's own check refuses (new or empty) */
+    if (!junit || (oq_cli_in_outdir(junit, outdir) && access(junit, F_OK) != 0)) return OQ_OK;
+    char why[512];
+    oq_cli_unfinished_text(cmd, why, sizeof why);
+    oq_status st = junit_error(error_doc_as(cmd, "unfinished", why, -1), "the unfinished run", junit, err);
+    if (st) unlink(junit); /* no earlier run's file either: its verdict is not this run's */
+    return st ? oq_err_prefix(err, "--junit: ") : OQ_OK;
 }

@@ -615,12 +615,9 @@ static void catch_interruption(oq_validate_opts *o, oq_cli_signals *sigs)
 
 int oq_cli_output_ready(const char *cmd, const char *opt, const char *path, const char *outdir)
 {
-    size_t n = outdir ? strlen(outdir) : 0;
-    while (n > 1 && outdir[n - 1] == '/') n--; /* "runs/new/" names the folder "runs/new" */
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    int in_outdir = outdir && slash && path + n == slash && !strncmp(path, outdir, n);
     oq_err e = {0};
-    if (!path || (in_outdir && access(outdir, F_OK) != 0) || !oq_check_output_path(path, 1, &e)) return OQ_EXIT_OK;
+    if (!path || (oq_cli_in_outdir(path, outdir) && access(outdir, F_OK) != 0) || !oq_check_output_path(path, 1, &e))
+        return OQ_EXIT_OK;
     oq_cli_error_in(cmd, "%s: %s", opt, e.msg);
     return oq_cli_exit_of(e.status);
 }
@@ -833,6 +830,11 @@ int oq_cli_run_validation(const char *cmd, oq_validate_opts *o, const struct oq_
     rc = shard ? oq_cli_outdir_lock_shared(cmd, o->outdir, out->junit, &folder)
                : oq_cli_outdir_lock(cmd, o->outdir, NULL, out->junit, &folder);
     if (!rc && shard) rc = oq_cli_outdir_lock(cmd, o->outdir, name, out->junit, &own);
+    /* from here only the run's end writes --junit (its result or refusal): killed before, it
+     * leaves "did not finish", never an earlier run's file (the prepare step writes none) */
+    oq_err e = {0};
+    if (!rc && !o->shard.prepare && oq_cli_junit_unfinished(cmd, out->junit, o->outdir, &e))
+        rc = oq_cli_refuse(cmd, out->json, e.status, e.msg, OQ_EXIT_RUNTIME);
     if (!rc) rc = run_validation(cmd, o, cr, self, out);
     oq_outdir_lock_free(own);
     oq_outdir_lock_free(folder);

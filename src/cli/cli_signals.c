@@ -1,8 +1,9 @@
-/* The signals a command passes on to the child it runs (cli_signals.h). */
+/* The signals a command passes on to the child it runs, or says as they end it (cli_signals.h). */
 #include "cli_signals.h"
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ortqual/fileio.h"
 
@@ -30,20 +31,56 @@ static void pass_on(int sig)
     errno = saved;
 }
 
-void oq_cli_signals_catch(oq_cli_signals *s)
+/* The three signals' actions replaced by `sa` (its mask emptied here), the old ones kept in s. */
+static void replace_actions(oq_cli_signals *s, struct sigaction *sa)
 {
-    struct sigaction sa = {0};
-    sa.sa_handler = pass_on;
-    sigemptyset(&sa.sa_mask);
+    sigemptyset(&sa->sa_mask);
     memset(s, 0, sizeof *s);
-    caught = 0;
-    child_pgid = 0;
     for (unsigned i = 0; i < N_PASSED_ON; i++)
         /* one ignored at the start (nohup, `cmd &` in a script) is left ignored: the user asked
          * that it end nothing, and the children inherit that */
         if (sigaction(passed_on[i], NULL, &s->old[i]) == 0 && s->old[i].sa_handler != SIG_IGN &&
-            sigaction(passed_on[i], &sa, NULL) == 0)
+            sigaction(passed_on[i], sa, NULL) == 0)
             s->replaced |= 1u << i;
+}
+
+void oq_cli_signals_catch(oq_cli_signals *s)
+{
+    struct sigaction sa = {.sa_handler = pass_on};
+    caught = 0;
+    child_pgid = 0;
+    replace_actions(s, &sa);
+}
+
+/* oq_cli_signals_say's line, written whole by a handler that may not allocate or format */
+static char said[4096];
+static size_t said_at, said_n; /* where the signal's name goes, and the line's length */
+
+static void say_and_end(int sig)
+{
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+    char line[sizeof said + 16];
+    size_t k = strlen(name);
+    memcpy(line, said, said_at);
+    memcpy(line + said_at, name, k);
+    memcpy(line + said_at + k, said + said_at, said_n - said_at);
+    for (size_t n = said_n + k, at = 0; at < n;) {
+        ssize_t w = write(2, line + at, n - at);
+        if (w <= 0) break;
+        at += (size_t)w;
+    }
+    oq_atomic_remove_temporaries();
+    raise(sig); /* SA_RESETHAND put the default back, SA_NODEFER lets it through */
+}
+
+void oq_cli_signals_say(oq_cli_signals *s, const char *head, const char *tail)
+{
+    int at = snprintf(said, sizeof said, "%sstopped by ", head);
+    said_at = at < 0 ? 0 : (size_t)at < sizeof said ? (size_t)at : sizeof said - 1;
+    snprintf(said + said_at, sizeof said - said_at, "%s\n", tail);
+    said_n = strlen(said);
+    struct sigaction sa = {.sa_handler = say_and_end, .sa_flags = SA_RESETHAND | SA_NODEFER};
+    replace_actions(s, &sa);
 }
 
 void oq_cli_signals_release(oq_cli_signals *s)

@@ -25,6 +25,12 @@ void oq_cli_signals_release(oq_cli_signals *s);
  * oq_validate_opts.on_worker, oq_proc_watch.on_start; ctx unused); pgid 0: none runs. A signal
  * caught between the fork and this call is passed on now. */
 void oq_cli_signals_started(void *ctx, int pgid);
+/* For a command whose work runs in this process (bench), which a signal ends where it is: from
+ * here SIGINT, SIGTERM and SIGHUP (each unless ignored) write "<head>stopped by SIG<NAME><tail>\n"
+ * on stderr, remove the temporaries and held outputs (oq_atomic_remove_temporaries) and end the
+ * process by the signal (128 + N), as the tool's own handler does without the line. head and tail
+ * are copied (cut at 4 KiB). Put back with oq_cli_signals_release. */
+void oq_cli_signals_say(oq_cli_signals *s, const char *head, const char *tail);
 /* The signal caught since oq_cli_signals_catch (0: none). */
 int oq_cli_signal_caught(void);
 /* The same as a flag the library polls to stop (oq_validate_opts.interrupt, oq_proc_watch.stop). */

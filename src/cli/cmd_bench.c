@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "ortqual/bench.h"
 #include "ortqual/events.h"
 #include "ortqual/fileio.h"
@@ -70,7 +71,7 @@ static const char foot[] =
     "--no-reference or a model without --expected); 1 failed: some row failed (an output\n"
     "over tolerance included) or regressed against --baseline, or untested: nothing under\n"
     "test ran (unless --allow-skip; docs/verdicts.md), or --baseline given and no row\n"
-    "compared with it (--allow-skip does not accept that); 2 usage or input error (nothing is written); 3 error: a row ONNX\n"
+    "compared with it (--allow-skip does not accept that); 2 usage or input error (nothing is written but --junit's error case, once the sweep checks it); 3 error: a row ONNX\n"
     "Runtime refused or could not run (none failed), or a runtime or output error.\n"
     "\n"
     "examples:\n"
@@ -116,6 +117,7 @@ typedef struct cli_state {
     oq_bench_baseline *baseline;
     char host_diff[512];        /* the baseline's machine against this one ("" the same) */
     char *model_notes;          /* --model: the notes said before the run (oq_bench_model_notes) */
+    oq_cli_signals sigs;        /* from the sweep's start until its set is written: a signal says so */
 } cli_state;
 
 /* Remember the first option of one mode, to refuse it in the other. */
@@ -855,11 +857,13 @@ static int finish_args(cli_state *c)
                   "where summary.json, summary.csv and report.html go (default\n"                               \
                   "bench-out); new or empty unless --force"),                                                   \
     OQ_OPT_FLAG("force", &c->force,                                                                             \
-                "write into a folder that is not empty (an earlier run's:\n"                                    \
-                "its profiles/ not written again are removed)"),                                                \
+                "write into a folder that is not empty (an earlier run's: its\n"                               \
+                "summary.json, summary.csv, report.html and profiles/ are removed\n"                           \
+                "when the sweep starts, so a run stopped or killed leaves none)"),                              \
     OQ_OPT_STRING("junit", "FILE", &c->junit,                                                                   \
                   "also write JUnit XML: a case per row (failed: its check or a\n"                              \
-                  "slowdown; skipped: not run or not compared with --baseline)"),                               \
+                  "slowdown; skipped: not run or not compared with --baseline); from\n"                         \
+                  "the sweep's start until its end, one error case: the run did not finish"),                   \
     OQ_OPT_QUIET(&c->quiet, "no progress lines, nor the note of the default --variants"),                     \
     OQ_OPT_FLAG("allow-skip", &c->allow_skip, "a sweep in which nothing under test ran exits 0")
 
@@ -907,32 +911,33 @@ static int parse_args(cli_state *c, int argc, char **argv)
 }
 
 /* An earlier run's profiles (profile_*.json, the names bench gives them) go with --force: a run
- * without --profile-runs would leave them beside its summary as if they were its own. */
-static void forget_profiles(const char *dir)
+ * without --profile-runs would leave them beside its summary as if they were its own. Returns
+ * how many went. */
+static int forget_profiles(const char *dir)
 {
     DIR *d = opendir(dir);
     char path[4600];
+    int went = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
         size_t n = strlen(e->d_name);
         if (strncmp(e->d_name, "profile_", 8) || n < 5 || strcmp(e->d_name + n - 5, ".json")) continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
+        went += unlink(path) == 0;
     }
     if (d) closedir(d);
     rmdir(dir); /* when nothing else is in it */
+    return went;
 }
 
+/* A run's set, its verdict first (oq_outdir_forget removes them in this order). */
+static const char *const result_set[] = {"summary.json", "summary.csv", "report.html"};
+#define N_RESULT_SET (sizeof result_set / sizeof *result_set)
+
 /* A run whose outputs cannot all be written leaves none of them: its profiles go, and once its
- * summary.json is in place (a later file failed), the set's files too: a summary.csv or
- * report.html there then is an earlier run's (--force), which no longer has its summary.json. */
+ * summary.json is in place (a later file failed), the set's files too. */
 static void drop_outputs(const cli_state *c, int summary_placed)
 {
-    static const char *const set[] = {"summary.json", "summary.csv", "report.html"};
-    char path[4200];
-    for (size_t i = 0; summary_placed && i < sizeof set / sizeof *set; i++) {
-        snprintf(path, sizeof path, "%s/%s", c->outdir, set[i]);
-        unlink(path);
-    }
+    if (summary_placed) oq_outdir_forget(c->outdir, result_set, N_RESULT_SET, NULL, 0);
     forget_profiles(c->profile_dir);
 }
 
@@ -1066,6 +1071,28 @@ static void print_verdict(const cli_state *c, const oq_bench_rows *rows, const o
     printf("); details in %s/summary.json\n", oq_cli_shown(c->outdir));
 }
 
+/* The sweep starts: under --force the earlier run's set and profiles go now (they would be
+ * replaced at the end), and --junit says "did not finish" until the end writes it, so that a run
+ * ended at any moment (SIGKILL too) leaves no earlier result to stand for its own; a signal the
+ * tool sees says so, with what went. */
+static oq_status forget_earlier(cli_state *c, oq_err *err)
+{
+    char went[256] = "", tail[4096];
+    if (c->force) oq_outdir_forget(c->outdir, result_set, N_RESULT_SET, went, sizeof went);
+    if (c->force && forget_profiles(c->profile_dir)) snprintf(went + strlen(went), sizeof went - strlen(went),
+                                                              "%sprofiles/profile_*.json", *went ? ", " : "");
+    oq_status st = oq_cli_junit_unfinished("bench", c->junit, c->outdir, err);
+    if (st) return st;
+    int n = *went ? snprintf(tail, sizeof tail, " before its results were written: the earlier run's %s in %s went "
+                             "when it started (--force)", went, oq_cli_shown(c->outdir))
+                  : snprintf(tail, sizeof tail, " before its results were written: none are in %s",
+                             oq_cli_shown(c->outdir));
+    if (c->junit && n >= 0 && (size_t)n < sizeof tail)
+        snprintf(tail + n, sizeof tail - (size_t)n, "; --junit %s says the run did not finish", oq_cli_shown(c->junit));
+    oq_cli_signals_say(&c->sigs, "ortqual bench: ", tail);
+    return OQ_OK;
+}
+
 /* Called by the sweep once its options and inputs are checked, before its first row (its work
  * can take hours): the output folder new or empty unless --force, a folder, writable; then the
  * default-variants note, so that an error before it stays one line. */
@@ -1076,7 +1103,7 @@ static oq_status ready_to_run(void *ctx, oq_err *err)
     if (!st) st = oq_check_outdir(c->outdir, c->force, NULL, err);
     if (st) return st == OQ_ERR_NOMEM ? st : oq_err_prefix(err, "--outdir: ");
     if (c->o.model_path && (st = say_model_notes(c, err))) return st;
-    if (c->force) forget_profiles(c->profile_dir);
+    if ((st = forget_earlier(c, err))) return st;
     struct stat sb;
     if (c->o.profile_runs && stat(c->profile_dir, &sb) != 0) /* this run makes it */
         oq_atomic_hold_output(c->profile_dir, 1);
@@ -1133,15 +1160,18 @@ static int run_bench(cli_state *c, oq_runtime *rt, int argc, char **argv)
     oq_status st = oq_bench_sweep(rt, &c->o, on_progress, &p, &rows, &err);
     if (!st && c->baseline) st = oq_bench_compare(rows, c->baseline, &c->limits, c->host_diff, &err);
     if (st) {
+        oq_cli_signals_release(&c->sigs);
         oq_bench_rows_free(rows);
         fprintf(stderr, "ortqual bench: %s\n", err.msg);
-        return oq_cli_exit_of(st); /* a file it cannot read (big-endian, ...) is input: exit 2 */
+        /* a file it cannot read (big-endian, ...) is input: exit 2; --junit says why, not "did not finish" */
+        return oq_cli_junit_refused("bench", c->junit, st, err.msg, oq_cli_exit_of(st));
     }
     oq_bench_verdict v;
     oq_bench_verdict_of(&c->o, rows, &v); /* the summary's verdict: the same call */
     int skip_said = !rows->baseline; /* --allow-skip has no say over a baseline's comparison */
     rc = write_outputs(c, rt, rows, argc, argv);
     oq_atomic_keep_outputs(); /* the set whole, or removed by drop_outputs */
+    oq_cli_signals_release(&c->sigs);
     if (!rc) print_verdict(c, rows, &v);
     oq_bench_rows_free(rows);
     if (rc) return rc;

@@ -64,7 +64,8 @@ static const char foot[] =
 "CMD runs in a process group of its own and is killed if the gate dies. Ctrl-C\n"
 "(SIGINT), SIGTERM and SIGHUP are passed on to that group; the gate then writes\n"
 "its verdict and exits 128 + the signal (130 for Ctrl-C); a second signal ends the\n"
-"gate at once (the group killed, no verdict written). A signal ignored when\n"
+"gate at once (the group killed; the files keep \"the run did not finish\",\n"
+"written before CMD started, as after SIGKILL). A signal ignored when\n"
 "the gate started (nohup; a script's `&` ignores SIGINT) stays ignored, by CMD\n"
 "too. An LD_PRELOAD you have is reported (it reaches CMD), and a PATH entry that\n"
 "is your directory is dropped.\n"
@@ -158,13 +159,38 @@ static int write_junit(char *doc, const char *path)
     return OQ_EXIT_OK;
 }
 
-/* A command that could not be prepared still gets its verdict, "error", where one was asked. */
+/* A command that could not be prepared or run still gets its verdict, "error", where one was asked. */
 static void write_error_outputs(const oq_gate_options *o, const char *message, const outputs *out)
 {
     oq_err err = {0};
     if (out->verdict && oq_gate_write_error_verdict(o->argv, message, out->verdict, &err) != OQ_OK)
         fprintf(stderr, "ortqual gate: %s\n", err.msg);
     if (out->junit) write_junit(oq_gate_error_verdict_text(o->argv, message), out->junit);
+}
+
+/* Before anything runs, both files say "error: the run did not finish" (each written atomically):
+ * only a gate that ends writes its verdict over it, so one killed (SIGKILL: a CI job's time
+ * limit, the OOM killer; no handler sees it) leaves that, never an earlier gate's pass. A file
+ * that cannot take it is an error before CMD starts, and neither file is left. */
+static int mark_unfinished(const oq_gate_options *o, const outputs *out)
+{
+    char why[512];
+    oq_cli_unfinished_text("gate", why, sizeof why);
+    oq_err err = {0};
+    const char *opt = "--verdict";
+    oq_status st = out->verdict ? oq_gate_write_error_verdict(o->argv, why, out->verdict, &err) : OQ_OK;
+    char *doc = !st && out->junit ? oq_gate_error_verdict_text(o->argv, why) : NULL;
+    if (!st && out->junit) {
+        opt = "--junit";
+        st = doc ? oq_junit_write(doc, strlen(doc), "gate verdict", out->junit, &err)
+                 : oq_err_set(&err, OQ_ERR_NOMEM, "out of memory");
+    }
+    free(doc);
+    if (!st) return OQ_EXIT_OK;
+    if (out->verdict) unlink(out->verdict);
+    if (out->junit) unlink(out->junit);
+    fprintf(stderr, "ortqual gate: %s: %s\n", opt, err.msg);
+    return OQ_EXIT_RUNTIME;
 }
 
 static int write_outputs(const oq_gate *g, const oq_gate_result *r, const outputs *out)
@@ -238,12 +264,13 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep, int 
 {
     oq_err err = {0};
     oq_gate *g;
+    int rc = mark_unfinished(o, out);
+    if (rc) return rc;
     oq_status st = oq_gate_create(o, &g, &err);
     if (st != OQ_OK) {
         fprintf(stderr, "ortqual gate: %s\n", err.msg);
-        if (st == OQ_ERR_INVALID_ARG) return OQ_EXIT_USAGE;
-        write_error_outputs(o, err.msg, out);
-        return OQ_EXIT_RUNTIME;
+        write_error_outputs(o, err.msg, out); /* in place of "did not finish" */
+        return st == OQ_ERR_INVALID_ARG ? OQ_EXIT_USAGE : OQ_EXIT_RUNTIME;
     }
     print_setup(g);
     oq_gate_allow_shard(g, allow_shard);
@@ -254,8 +281,9 @@ static int run_gate(const oq_gate_options *o, const outputs *out, int keep, int 
     st = oq_gate_run(g, &r, &err);
     oq_cli_signals_started(NULL, 0); /* the group is gone: its number may be reused */
     if (st != OQ_OK) fprintf(stderr, "ortqual gate: %s\n", err.msg);
+    if (st != OQ_OK) write_error_outputs(o, err.msg, out);
     else print_run_notes(g, seen);
-    int rc = st != OQ_OK ? OQ_EXIT_RUNTIME : judged(g, &r, out, keep);
+    rc = st != OQ_OK ? OQ_EXIT_RUNTIME : judged(g, &r, out, keep);
     oq_cli_signals_release(&sigs);
     oq_gate_free(g);
     return rc;
@@ -315,7 +343,10 @@ int cmd_gate(int argc, char **argv)
                         "after S seconds (decimals allowed) end CMD: SIGTERM to its\n"
                         "process group (CMD and all it started), SIGKILL 5 s later;\n"
                         "the verdict is FAIL \"timed out after S s\". Default: none."),
-        OQ_OPT_STRING("verdict", "FILE", &out.verdict, "write the verdict as JSON (atomically) to FILE"),
+        OQ_OPT_STRING("verdict", "FILE", &out.verdict,
+                      "write the verdict as JSON (atomically) to FILE; from the\n"
+                      "start until the gate ends it says error: the run did not finish\n"
+                      "(--junit's too): a gate killed leaves that, never a pass"),
         OQ_OPT_STRING("junit", "FILE", &out.junit,
                       "write the verdict as JUnit XML for CI test reports: one test\n"
                       "case for CMD (failing with the reasons) and one skipped case\n"

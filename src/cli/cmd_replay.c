@@ -234,7 +234,8 @@ static int run(struct replay_args *a, int argc, char **argv)
         OQ_OPT_FLAG("save-outputs", &o->save_outputs, "write outputs_NN_<config>_NNN.npz per configuration and batch"),
         OQ_OPT_FLAG("json", &a->out.json, "print summary.json"),
         OQ_OPT_STRING("junit", "FILE", &a->out.junit,
-                      "also write JUnit XML (a test case per configuration x batch)"),
+                      "also write JUnit XML (a test case per configuration x batch; from\n"
+                      "the run's start until its end, one error case: the run did not finish)"),
         OQ_OPT_CALLBACK("progress", "WHEN", oq_cli_progress_option, &a->out.progress, OQ_CLI_PROGRESS_HELP),
         OQ_OPT_GROUP("scale-out (see also 'ortqual slurm' and 'ortqual merge'):"),
         OQ_CLI_SHARD_OPTS(&a->shard),

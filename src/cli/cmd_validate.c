@@ -916,7 +916,9 @@ static void args_clear(struct args *a)
     OQ_OPT_SET("no-plots", &o->plots, 0, "skip plots/ (error distributions, error against |reference|, latency)"), \
     OQ_OPT_STRING("junit", "FILE", &a->out.junit,                                                               \
                   "also write JUnit XML for CI test reports: a test suite per\n"                                \
-                  "configuration, a test case per batch (and per dispatch/placement check)"),                   \
+                  "configuration, a test case per batch (and per dispatch/placement check);\n"                  \
+                  "from the run's start until its end, one error case: the run did not\n"                       \
+                  "finish (a run killed leaves that, never an earlier run's file)"),                             \
     OQ_OPT_CALLBACK("progress", "WHEN", oq_cli_progress_option, &a->out.progress, OQ_CLI_PROGRESS_HELP)
 
 /* the kernel and placement checks */

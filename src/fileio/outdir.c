@@ -129,6 +129,20 @@ oq_status oq_check_outdir(const char *dir, int force, const char *ignore, oq_err
     return st ? st : check_writable(dir, err);
 }
 
+size_t oq_outdir_forget(const char *dir, const char *const *names, size_t n_names, char *said, size_t said_size)
+{
+    char path[PATH_MAX];
+    size_t went = 0;
+    for (size_t i = 0; dir && names && i < n_names; i++) {
+        if (!names[i] || snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path || unlink(path) != 0)
+            continue;
+        went++;
+        size_t len = said && said_size ? strnlen(said, said_size - 1) : 0;
+        if (said && said_size) snprintf(said + len, said_size - len, "%s%s", len ? ", " : "", names[i]);
+    }
+    return went;
+}
+
 struct oq_outdir_lock {
     int fd;
     int shared;          /* held with the shards of one split (oq_outdir_lock_create_shared) */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ortqual/fileio.h"
 #include "validate/validate-impl.h"
 
 int oq_batch_digits(size_t n_batches)
@@ -113,30 +114,22 @@ static int remove_matching(const char *dir, const oq_validate_opts *o, size_t n_
     return removed;
 }
 
-/* NAME added to the list `said` of what went (said may be NULL). */
-static void say(char *said, size_t n, const char *name)
-{
-    if (!said) return;
-    size_t len = strlen(said);
-    snprintf(said + len, n - len, "%s%s", len ? ", " : "", name);
-}
-
-static void drop_named(const char *outdir, const char *name, char *said, size_t n)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", outdir, name);
-    if (unlink(path) == 0) say(said, n, name);
-}
+/* A run's result files, its verdict first (oq_outdir_forget removes them in this order). */
+static const char *const run_result[] = {"summary.json", "report.html", "validate.csv"};
+#define N_RESULT (sizeof run_result / sizeof *run_result)
 
 /* validate.csv and the figures of plots/ (the folder too where that empties it and `rmdir_plots`),
  * what a summary's tables stand beside; what went is said in `said`. */
 static void drop_tables_said(const char *outdir, int rmdir_plots, char *said, size_t n)
 {
     char path[4096];
-    drop_named(outdir, "validate.csv", said, n);
+    oq_outdir_forget(outdir, run_result + N_RESULT - 1, 1, said, n);
     snprintf(path, sizeof path, "%s/plots", outdir);
     int figures = remove_matching(path, NULL, 0, 1, NULL, 0);
-    if ((rmdir_plots && rmdir(path) == 0) || figures) say(said, n, "plots/");
+    if (((rmdir_plots && rmdir(path) == 0) || figures) && said) {
+        size_t len = strlen(said);
+        snprintf(said + len, n - len, "%s%s", len ? ", " : "", "plots/");
+    }
 }
 
 void oq_validate_drop_tables(const char *outdir)
@@ -150,8 +143,7 @@ void oq_validate_merge_drop(const char *outdir, oq_err *err)
     if (!outdir) return;
     snprintf(path, sizeof path, "%s/shards/plan.json", outdir);
     if (access(path, F_OK) != 0) return; /* not prepared: no merge writes there, its files are another run's */
-    drop_named(outdir, "summary.json", said, sizeof said); /* the verdict first */
-    drop_named(outdir, "report.html", said, sizeof said);
+    oq_outdir_forget(outdir, run_result, N_RESULT - 1, said, sizeof said); /* the verdict first */
     drop_tables_said(outdir, 1, said, sizeof said);
     if (!*said || !err) return;
     snprintf(tail, sizeof tail, "; the earlier merge's %s removed", said);
@@ -201,11 +193,10 @@ int oq_validate_forget_result(const char *outdir)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.json", outdir);
-    drop_named(outdir, "error.json", NULL, 0);
+    static const char *const refusal[] = {"error.json"};
+    oq_outdir_forget(outdir, refusal, 1, NULL, 0);
     if (access(path, F_OK) != 0) return 0; /* not a run's folder: a user's files of these names stay */
-    drop_named(outdir, "summary.json", NULL, 0); /* the verdict first */
-    drop_named(outdir, "report.html", NULL, 0);
-    drop_named(outdir, "validate.csv", NULL, 0);
+    oq_outdir_forget(outdir, run_result, N_RESULT, NULL, 0);
     drop_run_junit(outdir);
     return 1;
 }

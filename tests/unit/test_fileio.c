@@ -499,6 +499,34 @@ static void test_outdir_in_library_terms(void **state)
     remove_dir(dir);
 }
 
+/* oq_outdir_forget: only the names given, each that is there, in order, said as they went; a
+ * user's other files stay (a run's start, before its work: nothing of an earlier run stands). */
+static void test_outdir_forget(void **state)
+{
+    (void)state;
+    char *dir = temp_dir("forget"), path[600], said[32] = "";
+    static const char *const set[] = {"summary.json", "summary.csv", "report.html"};
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    put(path, "{}\n");
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    put(path, "<html>\n");
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    put(path, "mine\n");
+    assert_int_equal(oq_outdir_forget(dir, set, 3, said, sizeof said), 2);
+    assert_string_equal(said, "summary.json, report.html");
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    put(path, "{}\n");
+    char small[8] = "";
+    assert_int_equal(oq_outdir_forget(dir, set, 3, small, sizeof small), 1); /* said cut short, never past */
+    assert_string_equal(small, "summary");
+    assert_int_equal(oq_outdir_forget(dir, set, 3, NULL, 0), 0);
+    assert_int_equal(oq_outdir_forget(NULL, set, 3, NULL, 0), 0);
+    assert_int_equal(oq_outdir_forget(dir, NULL, 3, NULL, 0), 0);
+    remove_dir(dir);
+}
+
 static void test_outdir_lock(void **state)
 {
     (void)state;
@@ -627,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_outdir_lock_shared),
         cmocka_unit_test(test_outdir_interrupted),
         cmocka_unit_test(test_outdir_in_library_terms),
+        cmocka_unit_test(test_outdir_forget),
         cmocka_unit_test(test_json_path_out_of_memory),
         cmocka_unit_test(test_temp_names),
     };
