@@ -892,7 +892,9 @@ static void args_clear(struct args *a)
     OQ_OPT_FLAG("json", &a->out.json, "print summary.json (with --list-configs: the list)"),                    \
     OQ_OPT_STRING("cache-dir", "DIR", &o->cache_dir,                                                            \
                   "where the C reference's outputs are kept by content and reused\n"                            \
-                  "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),                   \
+                  "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference);\n"                 \
+                  "made private (0700); refused when others can open it and it holds\n"                        \
+                  "other files, or when it is world-writable or sticky (/tmp)"),                                \
     OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),      \
     OQ_OPT_FLAG("cache-shared", &o->cache_shared,                                                               \
                 "--cache-dir is a group's shared cache, made once by its admin:\n"                              \

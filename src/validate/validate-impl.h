@@ -396,8 +396,9 @@ typedef struct oq_refcache_dir {
 } oq_refcache_dir;
 /* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it is not a
  * directory or a symlink to it belongs to another user. Per user (`shared` 0): refused when it
- * belongs to another user; an existing one that group or others could read or write is made
- * private. Shared (a group's, made by its administrator): never made nor changed; refused when
+ * belongs to another user, or when it is world-writable or sticky (a shared folder such as /tmp);
+ * an existing one that group or others could read or write is made private when it holds only
+ * the cache's entries (KEY.json, KEY.npz, their temporary files), else refused. Shared (a group's, made by its administrator): never made nor changed; refused when
  * absent, when its group is none of this process's (getegid, getgroups), when the group cannot
  * read, write and enter it, or when others can write to it. `d` may be NULL. */
 oq_status oq_refcache_dir_ready(const char *dir, int shared, oq_refcache_dir *d, oq_err *err);
