@@ -58,6 +58,8 @@ static const char *const terms[][2] = {
     {"session config ", "--session-config "},
     {"(validate with save_outputs)", "(validate --save-outputs)"},
     {"measure with no cache_dir", "measure with --no-cache"},
+    {" (timeout_s, each configuration's limit, raises it)",
+     " (--timeout SECONDS, each configuration's limit, default 300, raises it)"},
     {"opts.shards ", "--shards "},
     {"(validate or replay with shard.prepare instead of shard.index,",
      "(validate or replay with --prepare-shards N instead of --shard,"},

@@ -437,9 +437,10 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     run->seconds = pr->seconds;
     run->stderr_tail = strdup(pr->stderr_tail);
     int crashed = pr->signaled || pr->timed_out || pr->exit_code != 0;
-    char done[96] = "";
-    if (pr->timed_out)
-        snprintf(done, sizeof done, " with %zu of %zu batches done", records_done(result_path, bw->done), bw->total);
+    char done[256] = "", raise[128];
+    if (pr->timed_out) /* which option raises it: the default 300 s ends a large run's configuration */
+        snprintf(done, sizeof done, " with %zu of %zu batches done%s", records_done(result_path, bw->done), bw->total,
+                 oq_terms(" (timeout_s, each configuration's limit, raises it)", raise, sizeof raise));
     if (crashed) {
         const char *said = last_line(pr->stderr_tail, last, sizeof last); /* before the hint reads it */
         char hint[512];
