@@ -63,7 +63,7 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void blocks_ni(uint32_t h[8],
     for (; n--; p += 64) {
         __m128i abef = s0, cdgh = s1, w[4];
         for (int i = 0; i < 4; i++) w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
-        /* unrolled, so w[] stays in registers: 1.0-1.3 -> 1.5-1.6 GB/s on the dev VM's Zen 4 */
+        /* unrolled, so w[] stays in registers: 1.0-1.3 -> 1.5-1.6 GB/s on the dev VM's Intel Xeon */
 #pragma GCC unroll 16
         for (int g = 0; g < 16; g++) {
             __m128i m = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&K[4 * g]));
