@@ -58,6 +58,7 @@ static const char *const terms[][2] = {
     {"session config ", "--session-config "},
     {"(validate with save_outputs)", "(validate --save-outputs)"},
     {"measure with no cache_dir", "measure with --no-cache"},
+    {"(or a group's, shared: cache_shared)", "(or a group's with --cache-shared)"},
     {" (timeout_s, each configuration's limit, raises it)",
      " (--timeout SECONDS, each configuration's limit, default 300, raises it)"},
     {"opts.shards ", "--shards "},

@@ -129,7 +129,7 @@ static oq_status private_ready(const char *dir, const struct stat *sb, oq_err *e
     if (sb->st_mode & (S_IWOTH | S_ISVTX))
         return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: %s (0%o), a folder shared with others such as "
                           "/tmp: its mode is not changed for the per-user reference cache: give a folder of your own "
-                          "(or a group's with --cache-shared)", dir,
+                          "(or a group's, shared: cache_shared)", dir,
                           sb->st_mode & S_IWOTH ? "world-writable" : "sticky", mode);
     char other[256];
     oq_status st = foreign_name(dir, other, sizeof other, err);

@@ -62,6 +62,8 @@ static void validate_refusals(void **state)
         {"expected_files /o/e.npz is in the output folder /o", "--expected /o/e.npz is in the output folder /o"},
         {"model_path /o/m.onnx is in the output folder /o", "--model /o/m.onnx is in the output folder /o"},
         {"input_files: files 1 and 2 have the same content", "--inputs: files 1 and 2 have the same content"},
+        {"cache directory /tmp: sticky (01777) ... give a folder of your own (or a group's, shared: cache_shared)",
+         "cache directory /tmp: sticky (01777) ... give a folder of your own (or a group's with --cache-shared)"},
         {"worker timed out after 300 s (killed) with 2 of 9 batches done (timeout_s, each configuration's limit, "
          "raises it)",
          "worker timed out after 300 s (killed) with 2 of 9 batches done (--timeout SECONDS, each configuration's "
