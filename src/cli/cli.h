@@ -512,8 +512,9 @@ void oq_cli_progress_prepare(void *ctx, size_t done, size_t n);
 /* The time left of a run whose configurations each run every batch, from its progress reports
  * (cli_eta.c): the configuration running at its own pace since its first report, the ones after
  * it at the pace of the configurations under test measured so far (the reference, always first,
- * is not one of them: read from the cache it reports every batch at once), else at the running
- * one's. Zero-initialised. */
+ * is not one of them: read from the cache it reports every batch at once). While the reference
+ * runs no such pace is measured: the time is the reference's alone, and `partial` says so.
+ * Zero-initialised. */
 typedef struct oq_cli_eta {
     int started;
     size_t config;                /* the configuration the marks are of */
@@ -521,6 +522,7 @@ typedef struct oq_cli_eta {
     size_t done0, done_last;      /* batches done at those */
     double tested_s;              /* configurations under test that ended: seconds and batches */
     size_t tested_batches;        /* between their first and last reports */
+    int partial;                  /* the last update's time is the running reference's only */
 } oq_cli_eta;
 /* A report at time t (seconds, any origin): seconds left, or -1 while no pace is measured
  * (a configuration's first report). A report of an earlier configuration is not counted. */

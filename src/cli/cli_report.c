@@ -182,11 +182,12 @@ static int progress_due(const struct oq_cli_progress *p, double t, int last_one,
 /* "WHAT  batch N/M  elapsed E[  ETA L]" (L < 0: none yet), over the open line on a terminal. */
 static void progress_show(struct oq_cli_progress *p, double t, const char *what, size_t done, size_t n, double left)
 {
-    char el[32], eta[40] = "";
+    char el[32], eta[120] = "", d[32];
     duration(el, sizeof el, t - p->start);
-    if (left >= 0) { /* none until a pace is measured */
-        memcpy(eta, "  ETA ", 7);
-        duration(eta + 6, sizeof eta - 6, left);
+    if (left >= 0) { /* none until a pace is measured, the reference's alone while it runs */
+        duration(d, sizeof d, left);
+        snprintf(eta, sizeof eta, "  ETA %s%s", d,
+                 p->eta.partial ? " of this configuration; the rest after the next one's first batches" : "");
     }
     if (p->tty) fputs("\r\033[K", stderr);
     note_flush(p); /* said before any progress, as before the first configuration's line */

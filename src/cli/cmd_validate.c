@@ -253,6 +253,23 @@ static int refuse_untimed_reference(const struct args *a)
     return -1;
 }
 
+/* --cache-dir keeps the C reference's outputs (ref:*) as they are computed: a run whose
+ * reference is ORT or the saved outputs, or one that times it (every batch runs), would neither
+ * read nor store them. Known once the configurations are. */
+static int refuse_uncached_reference(const struct args *a)
+{
+    if (!oq_cli_given(&a->given, "cache-dir") || !a->o.n_configs) return 0;
+    const oq_config *ref = &a->configs[0];
+    const char *why = a->o.repeat_reference ? "--repeat-reference times the reference, so every batch runs"
+                      : oq_config_is_expected(ref) ? "the reference 'expected' is read from the saved outputs"
+                      : oq_config_uses_ort(ref) ? "the reference runs on ONNX Runtime"
+                                                : NULL;
+    if (!why) return 0;
+    oq_cli_error_in("validate", "--cache-dir keeps a C reference's outputs (ref:*), and here %s ('%s'): nothing "
+                    "would be read from it or stored in it", why, ref->name);
+    return -1;
+}
+
 /* ---- after the options ------------------------------------------------------------- */
 
 /* Item n (from 1) of --configs into configs[n - 1]: not empty (a stray comma), not one listed
@@ -750,7 +767,7 @@ static int run_validate(struct args *a, char *self)
     int read = model_precision(a, &prec); /* one reading: defaults, precision notes */
     int rc = choose_configs(a, &prec);
     if (rc) return rc;
-    if (refuse_untimed_reference(a)) return OQ_EXIT_USAGE;
+    if (refuse_untimed_reference(a) || refuse_uncached_reference(a)) return OQ_EXIT_USAGE;
     if (read) note_precision(a, &prec);
     note_unjudged_outputs(a);
     a->o.configs = a->configs;
@@ -892,7 +909,9 @@ static void args_clear(struct args *a)
     OQ_OPT_FLAG("json", &a->out.json, "print summary.json (with --list-configs: the list)"),                    \
     OQ_OPT_STRING("cache-dir", "DIR", &o->cache_dir,                                                            \
                   "where the C reference's outputs are kept by content and reused\n"                            \
-                  "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference)"),                   \
+                  "(default $XDG_CACHE_HOME/ortqual/reference, ~/.cache/ortqual/reference);\n"                 \
+                  "made private (0700); refused when others can open it and it holds\n"                        \
+                  "other files, or when it is world-writable or sticky (/tmp)"),                                \
     OQ_OPT_FLAG("no-cache", &a->no_cache, "compute the reference's outputs, neither read nor store them"),      \
     OQ_OPT_FLAG("cache-shared", &o->cache_shared,                                                               \
                 "--cache-dir is a group's shared cache, made once by its admin:\n"                              \

@@ -7,8 +7,10 @@
 static const char head[] =
     "usage: ortqual --version [--ort-lib PATH]\n"
     "\n"
-    "Print the ortqual version and the ONNX Runtime it loads (version, C API version,\n"
-    "library path), or why none could be loaded: then, with --ort-lib, exit 3.\n";
+    "Print the ortqual version (the release and the commit it was built from, as `git\n"
+    "describe --always --dirty` said at configure time, or \"unknown commit\" outside a git\n"
+    "checkout) and the ONNX Runtime it loads (version, C API version, library path), or\n"
+    "why none could be loaded: then, with --ort-lib, exit 3.\n";
 
 static const char foot[] = "\nexample: ortqual --version --ort-lib /opt/onnxruntime/lib/libonnxruntime.so\n";
 
@@ -22,7 +24,7 @@ int oq_cli_version(int argc, char **argv)
     const oq_cli_command c = {"--version", head, foot, opts};
     int rc = oq_cli_parse(&c, argc, argv, NULL);
     if (rc) return rc > 0 ? OQ_EXIT_OK : OQ_EXIT_USAGE;
-    printf("ortqual %s\n", ORTQUAL_VERSION);
+    printf("ortqual %s\n", ORTQUAL_VERSION_BUILD); /* "0.1.0 (commit 5a76c8aa-dirty)": the build, not only the release */
     oq_err err = {0};
     oq_runtime *rt = NULL;
     if (oq_runtime_load(cr.ort_lib, &rt, &err) != OQ_OK) {

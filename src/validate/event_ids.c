@@ -144,9 +144,14 @@ typedef struct seen_slot {
     uint32_t file, pos;
 } seen_slot;
 
+/* The files' contents too: each file's members' SHA-256 (oq_npz_members_sha256), and a table
+ * of the files by it (index + 1, 0: empty; open addressing, at most half full). */
 struct oq_event_seen {
     seen_slot *slot;
     size_t cap, n;
+    char (*sha)[65];
+    uint32_t *file;
+    size_t fcap, fn;
 };
 
 static size_t slot_of(int64_t id, size_t cap)
@@ -186,6 +191,8 @@ void oq_event_seen_free(oq_event_seen *s)
 {
     if (!s) return;
     free(s->slot);
+    free(s->sha);
+    free(s->file);
     free(s);
 }
 
@@ -204,5 +211,83 @@ oq_status oq_event_seen_add(oq_event_seen *s, const int64_t *idx, int64_t n, int
         *at = (seen_slot){idx[i], (uint32_t)file, (uint32_t)i};
         s->n++;
     }
+    return OQ_OK;
+}
+
+static int by_member_name(const void *a, const void *b)
+{
+    const oq_tensor *x = *(const oq_tensor *const *)a, *y = *(const oq_tensor *const *)b;
+    return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+int oq_npz_members_sha256(const oq_npz *z, char hex[65])
+{
+    const oq_tensor **v = malloc((z->count ? z->count : 1) * sizeof *v);
+    if (!v) return 0;
+    memcpy(v, z->tensors, z->count * sizeof *v);
+    qsort(v, z->count, sizeof *v, by_member_name); /* the archive's order is no content */
+    oq_sha256 s;
+    oq_sha256_init(&s);
+    for (size_t i = 0; i < z->count; i++) {
+        const char *name = v[i]->name ? v[i]->name : "", *dtype = oq_dtype_name(v[i]->dtype);
+        int64_t ndim = v[i]->ndim;
+        uint64_t nb = oq_tensor_nbytes(v[i]);
+        oq_sha256_update(&s, name, strlen(name) + 1);
+        oq_sha256_update(&s, dtype, strlen(dtype) + 1);
+        oq_sha256_update(&s, &ndim, sizeof ndim);
+        oq_sha256_update(&s, v[i]->shape, (size_t)ndim * sizeof *v[i]->shape);
+        oq_sha256_update(&s, &nb, sizeof nb);
+        oq_sha256_update(&s, v[i]->data, (size_t)nb);
+    }
+    oq_sha256_hex(&s, hex);
+    free(v);
+    return 1;
+}
+
+static size_t file_slot(const char *hex, size_t cap)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < 16; i++) h = h << 4 | (uint64_t)(hex[i] <= '9' ? hex[i] - '0' : hex[i] - 'a' + 10);
+    return (size_t)h & (cap - 1);
+}
+
+static int files_grow(oq_event_seen *s)
+{
+    size_t cap = s->fcap ? s->fcap * 2 : 256;
+    uint32_t *t = calloc(cap, sizeof *t);
+    char(*sha)[65] = realloc(s->sha, cap / 2 * sizeof *sha);
+    if (!t || !sha) {
+        free(t);
+        if (sha) s->sha = sha;
+        return 0;
+    }
+    s->sha = sha;
+    for (size_t i = 0; i < s->fcap; i++)
+        if (s->file[i]) {
+            size_t j = file_slot(sha[s->file[i] - 1], cap);
+            while (t[j]) j = (j + 1) & (cap - 1);
+            t[j] = s->file[i];
+        }
+    free(s->file);
+    s->file = t;
+    s->fcap = cap;
+    return 1;
+}
+
+oq_status oq_event_seen_file(oq_event_seen *s, const oq_npz *z, const char *const *paths, oq_err *err)
+{
+    size_t file = s->fn;
+    if (2 * (s->fn + 1) > s->fcap && !files_grow(s)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    char *sha = s->sha[s->fn];
+    if (!oq_npz_members_sha256(z, sha)) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
+    size_t j = file_slot(sha, s->fcap);
+    for (; s->file[j]; j = (j + 1) & (s->fcap - 1))
+        if (!strcmp(s->sha[s->file[j] - 1], sha)) {
+            size_t first = s->file[j] - 1;
+            return oq_err_set(err, OQ_ERR_INVALID_ARG, "input_files: files %zu and %zu have the same content (%s and "
+                              "%s, SHA-256 %.12s... of their members' names, dtypes, shapes and values): its events "
+                              "would count twice", first + 1, file + 1, paths[first], paths[file], sha);
+        }
+    s->file[j] = (uint32_t)(++s->fn);
     return OQ_OK;
 }

@@ -446,6 +446,7 @@ static oq_status loaded_batch(const oq_validate_opts *o, const oq_signature *sig
     oq_batch_inputs in = {0};
     int64_t *idx = NULL;
     oq_status st = oq_user_file_read(o->input_files[k], &f, err);
+    if (!st) st = oq_event_seen_file(seen, f.z, o->input_files, err);
     if (!st) st = batch_of(o, sig, k, &f, next_event, seen, sink, &ids, &in, &idx, err);
     int64_t *lengths = st ? NULL : calloc(in.batch ? (size_t)in.batch : 1, sizeof *lengths);
     if (!st && !lengths) st = oq_err_set(err, OQ_ERR_NOMEM, "out of memory");

@@ -17,6 +17,7 @@
  * reference's outputs (the plan's ref_outputs), float64. A hit reaches the run's
  * other workers by name (refstream.c), with the identity of the file that was read and checked:
  * a reader refuses another file in its place, or the same changed. */
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -91,6 +92,54 @@ static oq_status shared_ready(const char *dir, const struct stat *sb, oq_refcach
     return OQ_OK;
 }
 
+/* A name the cache writes: KEY.json or KEY.npz (KEY 64 hex digits, as every schema's), a
+ * temporary one of those being written or left by a killed run, or NFS's own ".nfs..." (an
+ * entry replaced while another run had it open). */
+static int entry_name(const char *name)
+{
+    size_t hex = strspn(name, "0123456789abcdef"), ext = 0;
+    if (hex == 64 && !strncmp(name + 64, ".json", 5)) ext = 5;
+    else if (hex == 64 && !strncmp(name + 64, ".npz", 4)) ext = 4;
+    if (!ext) return !strncmp(name, ".nfs", 4);
+    char base[80];
+    snprintf(base, sizeof base, "%.*s", (int)(64 + ext), name);
+    return !name[64 + ext] || oq_temp_name_is(name, base, 0);
+}
+
+/* The first name in the folder that is none of the cache's ("" when it holds only entries), so
+ * that a folder of other files is never taken over. */
+static oq_status foreign_name(const char *dir, char *name, size_t n, oq_err *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return oq_err_set(err, OQ_ERR_IO, "cache directory %s: cannot list it: %s", dir, strerror(errno));
+    *name = 0;
+    for (struct dirent *e; !*name && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !entry_name(e->d_name))
+            snprintf(name, n, "%s", e->d_name);
+    closedir(d);
+    return OQ_OK;
+}
+
+/* An existing per-user folder that others can read or write, before it is made private: only a
+ * folder that holds nothing but the cache's entries is changed. One open to everyone's writing
+ * or sticky (a shared folder such as /tmp) is refused whatever it holds. */
+static oq_status private_ready(const char *dir, const struct stat *sb, oq_err *err)
+{
+    unsigned mode = (unsigned)(sb->st_mode & 07777);
+    if (sb->st_mode & (S_IWOTH | S_ISVTX))
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: %s (0%o), a folder shared with others such as "
+                          "/tmp: its mode is not changed for the per-user reference cache: give a folder of your own "
+                          "(or a group's, shared: cache_shared)", dir,
+                          sb->st_mode & S_IWOTH ? "world-writable" : "sticky", mode);
+    char other[256];
+    oq_status st = foreign_name(dir, other, sizeof other, err);
+    if (!st && *other)
+        return oq_err_set(err, OQ_ERR_INVALID_ARG, "cache directory %s: holds '%s', which is no cache entry, and others "
+                          "can open it (0%o): a folder of other files is not made private for the reference cache: "
+                          "give a new or empty folder, or one that holds only the cache's entries", dir, other, mode);
+    return st;
+}
+
 /* The directory: per user, made 0700 when absent; a symlink must be this user's, and so must
  * the directory it leads to (another user's could be swapped under us or read our outputs). */
 oq_status oq_refcache_dir_ready(const char *dir, int shared, oq_refcache_dir *d, oq_err *err)
@@ -128,7 +177,8 @@ oq_status oq_refcache_dir_ready(const char *dir, int shared, oq_refcache_dir *d,
      * system nothing of ours can be stored there for others to read: it is used as it is (it
      * was refused, exit 2, unless it happened to be 0700). */
     mode_t mode = sb.st_mode & 0777;
-    if (!(mode & 077)) return OQ_OK;
+    oq_status st = (mode & 077) || (sb.st_mode & S_ISVTX) ? private_ready(dir, &sb, err) : OQ_OK;
+    if (st || !(mode & 077)) return st;
     if (chmod(dir, mode & 0700) == 0) {
         if (d) d->was = (unsigned)(sb.st_mode & 07777);
     } else if (errno != EROFS) {

@@ -88,8 +88,8 @@ static int is_ours(const char *tool, char *looked, size_t n)
     else if (!S_ISREG(sb.st_mode) || access(tool, X_OK) != 0) why = "not an executable file";
     else {
         version_line(tool, line, sizeof line);
-        if (!strcmp(line, "ortqual " ORTQUAL_VERSION)) return 1;
-        snprintf(buf, sizeof buf, "it calls itself '%s', not 'ortqual " ORTQUAL_VERSION "'", line);
+        if (!strcmp(line, "ortqual " ORTQUAL_VERSION_BUILD)) return 1; /* this build's tool, commit included */
+        snprintf(buf, sizeof buf, "it calls itself '%s', not 'ortqual " ORTQUAL_VERSION_BUILD "'", line);
         why = buf;
     }
     size_t used = strlen(looked);
@@ -132,5 +132,5 @@ oq_status oq_validate_find_tool(char *path, size_t n, oq_err *err)
         return OQ_OK;
     }
     return oq_err_set(err, OQ_ERR_NOT_FOUND, "no ortqual tool of this library's version (%s) found: looked at %s",
-                      ORTQUAL_VERSION, looked);
+                      ORTQUAL_VERSION_BUILD, looked);
 }

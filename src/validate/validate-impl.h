@@ -405,8 +405,9 @@ typedef struct oq_refcache_dir {
 } oq_refcache_dir;
 /* The directory made (0700) or checked: refused (OQ_ERR_INVALID_ARG) when it is not a
  * directory or a symlink to it belongs to another user. Per user (`shared` 0): refused when it
- * belongs to another user; an existing one that group or others could read or write is made
- * private. Shared (a group's, made by its administrator): never made nor changed; refused when
+ * belongs to another user, or when it is world-writable or sticky (a shared folder such as /tmp);
+ * an existing one that group or others could read or write is made private when it holds only
+ * the cache's entries (KEY.json, KEY.npz, their temporary files), else refused. Shared (a group's, made by its administrator): never made nor changed; refused when
  * absent, when its group is none of this process's (getegid, getgroups), when the group cannot
  * read, write and enter it, or when others can write to it. `d` may be NULL. */
 oq_status oq_refcache_dir_ready(const char *dir, int shared, oq_refcache_dir *d, oq_err *err);
@@ -649,6 +650,13 @@ oq_status oq_event_seen_create(oq_event_seen **out, oq_err *err);
 void oq_event_seen_free(oq_event_seen *s);
 oq_status oq_event_seen_add(oq_event_seen *s, const int64_t *idx, int64_t n, int numbered, const char *const *paths,
                             size_t file, oq_err *err);
+/* The list's next file (the n-th call's is paths[n]), read as `z`: refused when its members
+ * are an earlier file's, by content (names, dtypes, shapes and values, whatever the archive's
+ * order or compression: np.savez and np.savez_compressed of one batch are the same events). */
+oq_status oq_event_seen_file(oq_event_seen *s, const struct oq_npz *z, const char *const *paths, oq_err *err);
+/* The SHA-256 of a .npz's members in name order, each its name, dtype, rank, shape, byte count
+ * and bytes; 0 when out of memory. */
+int oq_npz_members_sha256(const struct oq_npz *z, char hex[65]);
 /* The same checks for inputs made here (generated events); `what` names the batch. */
 oq_status oq_signature_check(const oq_signature *sig, oq_batch_inputs *in, const char *what, oq_err *err);
 /* The model's outputs an inputs file holds (`held`, an io.npz) beside the --expected file paired

@@ -438,9 +438,10 @@ static void worker_ended(oq_worker_run *run, oq_proc_result *pr, const char *res
     run->seconds = pr->seconds;
     run->stderr_tail = strdup(pr->stderr_tail);
     int crashed = pr->signaled || pr->timed_out || pr->exit_code != 0;
-    char done[96] = "";
-    if (pr->timed_out)
-        snprintf(done, sizeof done, " with %zu of %zu batches done", records_done(result_path, bw->done), bw->total);
+    char done[256] = "", raise[128];
+    if (pr->timed_out) /* which option raises it: the default 300 s ends a large run's configuration */
+        snprintf(done, sizeof done, " with %zu of %zu batches done%s", records_done(result_path, bw->done), bw->total,
+                 oq_terms(" (timeout_s, each configuration's limit, raises it)", raise, sizeof raise));
     if (crashed) {
         const char *said = last_line(pr->stderr_tail, last, sizeof last); /* before the hint reads it */
         char hint[512];
@@ -1930,64 +1931,13 @@ static oq_status listed_once(const char *what, const char *const *paths, size_t 
     return st;
 }
 
-/* A file of a list by its content. */
-typedef struct hashed_file {
-    off_t size;
-    char sha256[65];
-    size_t at;
-} hashed_file;
-
-static int by_size(const void *a, const void *b)
-{
-    const hashed_file *x = a, *y = b;
-    return x->size < y->size ? -1 : x->size > y->size;
-}
-
-static int by_content(const void *a, const void *b)
-{
-    const hashed_file *x = a, *y = b;
-    int c = strcmp(x->sha256, y->sha256);
-    return c ? c : x->at < y->at ? -1 : x->at > y->at;
-}
-
-/* No two files of the list with the same bytes: a copy (two runs' batch folders put together)
- * is the same events as surely as a link is. A file that cannot be read is left to its reader. */
-static oq_status content_once(const char *what, const char *const *paths, size_t n, const char *why, oq_err *err)
-{
-    char said[64]; /* what, the library's words ("input_files: "), worded as a format is */
-    hashed_file *v = n ? malloc(n * sizeof *v) : NULL;
-    if (n && !v) return oq_err_set(err, OQ_ERR_NOMEM, "out of memory");
-    size_t m = 0, k = 0;
-    struct stat sb;
-    for (size_t i = 0; i < n; i++)
-        if (stat(paths[i], &sb) == 0) v[m++] = (hashed_file){.size = sb.st_size, .at = i};
-    if (m > 1) qsort(v, m, sizeof *v, by_size);
-    /* only a file whose size another has can be its copy: the others are not read */
-    for (size_t i = 0; i < m; i++)
-        if (((i > 0 && v[i - 1].size == v[i].size) || (i + 1 < m && v[i + 1].size == v[i].size)) &&
-            oq_sha256_file(paths[v[i].at], v[i].sha256, NULL) == OQ_OK)
-            v[k++] = v[i];
-    m = k;
-    if (m > 1) qsort(v, m, sizeof *v, by_content);
-    oq_status st = OQ_OK;
-    for (size_t i = 1; !st && i < m; i++)
-        if (!strcmp(v[i].sha256, v[i - 1].sha256))
-            st = oq_err_set(err, OQ_ERR_INVALID_ARG, "%sfiles %zu and %zu have the same content (%s and %s, "
-                            "SHA-256 %.12s...): %s", oq_terms(what, said, sizeof said), v[i - 1].at + 1, v[i].at + 1,
-                            paths[v[i - 1].at], paths[v[i].at], v[i].sha256, why);
-    free(v);
-    return st;
-}
-
-/* (a shard reads the prepared batches, checked when they were prepared) */
+/* (a copy of a file, by its members, is refused as its batch is read: oq_event_seen_file) */
 static oq_status check_lists(const oq_validate_opts *o, oq_err *err)
 {
     oq_status st = listed_once("input_files: ", o->input_files, o->n_input_files, "its events would count twice", err);
     if (!st)
         st = listed_once("expected_files: ", o->expected_files, o->n_expected_files,
                          "a batch would be judged against another batch's outputs", err);
-    if (!st && !oq_shard_is_run(o))
-        st = content_once("input_files: ", o->input_files, o->n_input_files, "its events would count twice", err);
     return st;
 }
 

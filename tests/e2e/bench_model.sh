@@ -40,7 +40,7 @@ for r, c, L in zip(res, rows, (16, 32)):
     assert st["max"] == max(s) and st["min"] == min(s)
     for col, key in (("p50_ms", "p50"), ("p95_ms", "p95"), ("p99_ms", "p99"), ("p999_ms", "p99.9"), ("max_ms", "max")):
         assert abs(float(c[col]) - st[key]) <= 1e-9 * st[key], (col, c[col], st[key])
-    assert c["dims"] == "batch=2;seq=%d" % L and c["seq_dim"] == "seq" and c["heads"] == "" and c["kernel"] == "cpu"
+    assert c["dims"] == "batch=2;seq=%d" % L and c["seq_dim"] == "seq" and c["heads"] == "" and c["kernel"] == ""
     assert r["accuracy"] is None and c["max_abs_err"] == ""
     m = r["memory"]  # VmHWM reset before the timed runs: the exact peak, not below the RSS before
     assert m["peak_rss_exact"] is True and m["peak_rss_bytes"] >= m["rss_before_bytes"] > 0

@@ -104,7 +104,7 @@ exec 2>&3 3>&-
 gone "$worker"
 
 # 3. the per-configuration timeout still ends a hanging worker and its group, and says how far
-# it got (it said only "worker timed out after 2 s (killed)"). The limit is every worker's: at
+# it got (it said only "worker timed out after 2 s (killed)") and which option raises it. The limit is every worker's: at
 # 2 s a reference slowed by a sanitizer on a loaded machine was killed too ("with 2 of 2 batches
 # done"), so it is 20 s, and the test waits for what happens (the worker hangs, the run ends,
 # the worker's group is gone), each with a bound, not for a time. The reference is held 3 s as
@@ -120,7 +120,7 @@ rc=0
 wait $pid || rc=$?
 [ $rc -eq 1 ] || fail "--timeout 20: exit $rc, expected 1: $(tail -5 "$T/timeout.log")"
 gone "$worker"
-grep -Eq "hangep:attention24:fp32: failed: worker timed out after 20 s \(killed\) with 0 of 2 batches done" "$T/timeout.log" ||
+grep -Eq "hangep:attention24:fp32: failed: worker timed out after 20 s \(killed\) with 0 of 2 batches done \(--timeout SECONDS, each configuration's limit, default 300, raises it\)" "$T/timeout.log" ||
     fail "--timeout 20: $(grep hangep "$T/timeout.log")"
 [ "$(json "$T/timeout/summary.json" '[(c["name"], c["status"]) for c in d["configs"]]')" = \
   "[('ref:encoder:fp64', 'reference'), ('hangep:attention24:fp32', 'failed'), ('cpu:attention24:fp32', 'passed')]" ] ||

@@ -62,6 +62,12 @@ static void validate_refusals(void **state)
         {"expected_files /o/e.npz is in the output folder /o", "--expected /o/e.npz is in the output folder /o"},
         {"model_path /o/m.onnx is in the output folder /o", "--model /o/m.onnx is in the output folder /o"},
         {"input_files: files 1 and 2 have the same content", "--inputs: files 1 and 2 have the same content"},
+        {"cache directory /tmp: sticky (01777) ... give a folder of your own (or a group's, shared: cache_shared)",
+         "cache directory /tmp: sticky (01777) ... give a folder of your own (or a group's with --cache-shared)"},
+        {"worker timed out after 300 s (killed) with 2 of 9 batches done (timeout_s, each configuration's limit, "
+         "raises it)",
+         "worker timed out after 300 s (killed) with 2 of 9 batches done (--timeout SECONDS, each configuration's "
+         "limit, default 300, raises it)"},
         {"'b' runs what the reference 'a' runs (items 1 and 2): model_path runs the file as it is",
          "'b' runs what the reference 'a' runs (items 1 and 2): --model runs the file as it is"},
         {"i.npz: saved by 'cpu:model:fp32' (validate with save_outputs) running this model_path on cpu",
