@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ortqual_commit.h" /* ORTQUAL_VERSION_BUILD (gen/, made at every build) */
 
 static const char head[] =
     "usage: ortqual --version [--ort-lib PATH]\n"

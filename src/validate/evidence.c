@@ -8,6 +8,7 @@
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "ortqual/runtime.h"
+#include "ortqual_commit.h" /* ORTQUAL_VERSION_BUILD (gen/, made at every build) */
 #include "runtime/runtime-impl.h"
 #include "runtime/sessioncfg-impl.h"
 #include "validate/validate-impl.h"

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ortqual/validate.h"
+#include "ortqual_commit.h" /* ORTQUAL_VERSION_BUILD (gen/, made at every build) */
 #include "status/args-impl.h"
 
 #ifndef ORTQUAL_VERSION

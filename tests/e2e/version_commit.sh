@@ -26,4 +26,14 @@ done
 git -C inside -c user.name=t -c user.email=t@t commit -q --allow-empty -m x
 got=$(cmake -DOQ_DIR="$T/inside" -P "$OQ_SOURCE_DIR/cmake/commit.cmake" 2>&1)
 [ "$got" = "commit $(git -C inside rev-parse --short HEAD)" ] && ok "git checkout: $got" || bad "git checkout: '$got'"
+# the build's header: rewritten at a build only when the commit moved (no rebuild without one),
+# and then at once (no configure step needed to name a new commit)
+gen() { cmake -DOQ_DIR="$T/inside" -DOQ_OUT="$T/commit.h" -DOQ_VERSION=9.8.7 -P "$OQ_SOURCE_DIR/cmake/commit.cmake"; }
+gen && first=$(stat -c %Y.%y commit.h) && sleep 1.1 && gen
+[ "$(stat -c %Y.%y commit.h)" = "$first" ] && ok "header kept when the commit did not move" || bad "header rewritten"
+grep -qx "#define ORTQUAL_VERSION_BUILD \"9.8.7 (commit $(git -C inside rev-parse --short HEAD))\"" commit.h \
+  && ok "header: $(cat commit.h)" || bad "header: $(cat commit.h)"
+git -C inside -c user.name=t -c user.email=t@t commit -q --allow-empty -m y && gen
+grep -q "(commit $(git -C inside rev-parse --short HEAD))" commit.h && ok "a new commit named at the next build" \
+  || bad "after a new commit: $(cat commit.h)"
 report
