@@ -156,16 +156,24 @@ static int forked_after_repoint(const char *dir)
     return 0;
 }
 
-static void symlink_repointed_before_fork(void **state)
+/* fn in a child, given a folder of two builds, a.so and b.so (its bytes differ), and cur.so ->
+ * a.so; the folder removed after. */
+static void with_linked_builds(const char *tag, int (*fn)(const char *))
 {
-    (void)state;
-    char *dir = temp_dir("librepoint"), *cur = path_in(dir, "cur.so");
+    char *dir = temp_dir(tag), *cur = path_in(dir, "cur.so");
     free(ort_copy(dir, "a.so", 0));
     free(ort_copy(dir, "b.so", 1));
     assert_int_equal(repoint(cur, "a.so"), 0);
-    in_child(forked_after_repoint, dir);
+    in_child(fn, dir);
     free(cur);
-    remove_dir(dir);
+    oq_remove_tree(dir);
+    free(dir);
+}
+
+static void symlink_repointed_before_fork(void **state)
+{
+    (void)state;
+    with_linked_builds("librepoint", forked_after_repoint);
 }
 
 /* In each forked worker: the link re-pointed to b.so, as an upgrade between the parent's load
@@ -240,14 +248,7 @@ static int saved_through_repointed_link(const char *dir)
 static void saved_outputs_through_repointed_link(void **state)
 {
     (void)state;
-    char *dir = temp_dir("libsaved"), *cur = path_in(dir, "cur.so");
-    free(ort_copy(dir, "a.so", 0));
-    free(ort_copy(dir, "b.so", 1));
-    assert_int_equal(repoint(cur, "a.so"), 0);
-    in_child(saved_through_repointed_link, dir);
-    free(cur);
-    oq_remove_tree(dir);
-    free(dir);
+    with_linked_builds("libsaved", saved_through_repointed_link);
 }
 
 int main(void)
