@@ -406,7 +406,7 @@ static int triangle(ev *e, const char *name, mval *x)
     if ((e->fn->default_input = oq_gview_default_input(e->v, name))) /* keep_initializers_as_inputs */
         return fail(e, "'%s' is a graph input with a default (the initializer of its name): is_causal would fix that "
                     "value and ignore a mask fed for it", name);
-    double lo, up, off;
+    double lo = 0, up = 0, off = 0; /* set by side_value (-O3 cannot tell) */
     if (!side_value(t, l, 1, &lo) || !side_value(t, l, 0, &up))
         return fail(e, "'%s' is a constant whose values are not read here (its element type or external data)", name);
     if (off_triangle(t, l, lo, up, &row, &col, &off)) {

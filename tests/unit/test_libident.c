@@ -61,8 +61,8 @@ static char *ort_copy(const char *dir, const char *name, int other)
 /* `link` made to point to `target`, in one step (a package upgrade's re-pointed link). */
 static int repoint(const char *link, const char *target)
 {
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.new", link);
+    char tmp[PATH_MAX + 16];
+    if (snprintf(tmp, sizeof tmp, "%s.new", link) >= (int)sizeof tmp) return -1;
     unlink(tmp);
     return symlink(target, tmp) || rename(tmp, link) ? -1 : 0;
 }
