@@ -170,8 +170,8 @@ static void head_size_notes(cv_ctx *c, cv_model *m)
     for (size_t i = 0; i < m->nodes.n; i++) {
         const Onnx__NodeProto *n = m->nodes.v[i];
         if (!oq_node_is(n, "Attention")) continue;
-        int64_t heads;
-        const char *from;
+        int64_t heads = 0;
+        const char *from = "";
         int64_t h = cv_sym(m) ? oq_attention_head_size(cv_sym(m), n, &heads, &from) : -1;
         char *note = oq_head_size_note(h, heads, from);
         if (note) cv_step(c->r, "cuda", n->name, "note", "%s", note);
