@@ -13,6 +13,7 @@
 #include "ortqual/events.h"
 #include "runtime/sessioncfg-impl.h"
 #include "status/args-impl.h"
+#include "version/version-impl.h"
 
 /* A number, or null when it was not measured (NAN) . */
 static json_t *num_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
@@ -368,7 +369,7 @@ static json_t *system_json(oq_runtime *rt, const oq_bench_opts *o, const oq_benc
                            o->session_config_values, json_object_get(ev, "warnings"));
     model_notes(o, rows, json_object_get(ev, "warnings"));
     json_t *sha = json_object_get(json_object_get(ev, "ort"), "library_sha256");
-    return json_pack("{s:s,s:s,s:s,s:O,s:i,s:s,s:I,s:o}", "ortqual_version", ORTQUAL_VERSION,
+    return json_pack("{s:s,s:s,s:s,s:O,s:i,s:s,s:I,s:o}", "ortqual_version", oq_build_version(),
                      "ort_version", oq_runtime_version(rt), "ort_library", oq_runtime_lib_path(rt),
                      "ort_library_sha256", sha ? sha : json_null(), "ort_api_version", oq_runtime_api_version(rt),
                      "ort_build_info", oq_runtime_build_info(rt), "online_cpus", (json_int_t)ncpu, "evidence", ev);

@@ -14,6 +14,7 @@
 #include "ortqual/evidence.h"
 #include "ortqual/graph.h"
 #include "ortqual/proc.h"
+#include "ortqual_commit.h" /* ORTQUAL_VERSION_BUILD (gen/, made at every build) */
 
 const char cmd_doctor_summary[] =
     "check ONNX Runtime, execution providers, GPU, libraries and environment";
@@ -402,7 +403,7 @@ static json_t *telemetry_json(void)
 
 static void print_text(const doctor *d, const oq_evidence *ev)
 {
-    printf("ortqual %s doctor\n\n", ORTQUAL_VERSION);
+    printf("ortqual %s doctor\n\n", ORTQUAL_VERSION_BUILD);
     print_ort(ev);
     print_sessions(d);
     print_gpu(ev->gpu, &d->cupti);
@@ -446,7 +447,7 @@ static int print_json(const doctor *d, const oq_evidence *ev)
                               c->version ? json_integer(c->version) : json_null(), "message",
                               oq_cli_json_text(c->msg));
     json_t *root = json_pack("{s:s, s:{s:s, s:s}, s:b, s:o, s:o, s:o}", "schema", OQ_CLI_DOCTOR_SCHEMA, "tool", "name", "ortqual",
-                             "version", ORTQUAL_VERSION, "healthy", d->n_problems == 0, "problems",
+                             "version", ORTQUAL_VERSION_BUILD, "healthy", d->n_problems == 0, "problems",
                              problems, "sessions", sessions_json(d), "telemetry", telemetry_json());
     char *text = oq_evidence_to_json(ev);
     json_t *evj = text ? json_loads(text, 0, NULL) : NULL;

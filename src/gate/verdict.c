@@ -9,6 +9,7 @@
 #include "gate/gate-impl.h"
 #include "ortqual/fileio.h"
 #include "status/args-impl.h"
+#include "version/version-impl.h"
 
 static const char *verdict_name(oq_gate_verdict v)
 {
@@ -86,7 +87,7 @@ static json_t *verdict_json(const oq_gate *g, const oq_gate_result *r)
     const oq_test_summary *s = &r->summary;
     json_t *root = json_pack(
         "{ss ss ss ss so so so so so ss so so so so}", "schema", OQ_GATE_SCHEMA, "tool", "ortqual gate", "ortqual_version",
-        ORTQUAL_VERSION, "verdict", verdict_name(r->j.verdict), "reasons",
+        oq_build_version(), "verdict", verdict_name(r->j.verdict), "reasons",
         str_array(r->j.reasons, r->j.n_reasons), "command", str_array(g->o.argv, argc),
         "command_path", oq_json_text(g->cmd_path), "exit_code",
         r->exit_code >= 0 ? json_integer(r->exit_code) : json_null(), "signal",
@@ -128,7 +129,7 @@ static json_t *error_verdict_json(char *const *argv, const char *message)
     while (argv && argv[argc]) argc++;
     json_t *reasons = json_array();
     json_array_append_new(reasons, oq_json_text(message));
-    return json_pack("{ss ss ss ss so so}", "schema", OQ_GATE_SCHEMA, "tool", "ortqual gate", "ortqual_version", ORTQUAL_VERSION, "verdict",
+    return json_pack("{ss ss ss ss so so}", "schema", OQ_GATE_SCHEMA, "tool", "ortqual gate", "ortqual_version", oq_build_version(), "verdict",
                      "error", "reasons", reasons, "command", str_array(argv, argc));
 }
 

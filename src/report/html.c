@@ -11,6 +11,7 @@
 #include "plot/plot-impl.h"
 #include "report/report-impl.h"
 #include "status/terms-impl.h"
+#include "version/version-impl.h"
 
 /* ---- Buffer ------------------------------------------------------------------ */
 
@@ -197,7 +198,7 @@ void oq_html_end(oq_sb *b)
 {
     oq_sb_printf(b, "<footer>Written by ortqual %s from summary.json; re-render with "
                     "<code>ortqual report DIR</code>.</footer>\n</main>\n</body>\n</html>\n",
-                 ORTQUAL_VERSION);
+                 oq_build_version());
 }
 
 void oq_html_verdict(oq_sb *b, const char *tool, const char *verdict, const char *headline, const char *reason,

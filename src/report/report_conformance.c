@@ -4,6 +4,7 @@
 
 #include "report/report-impl.h"
 #include "status/terms-impl.h"
+#include "version/version-impl.h"
 
 static void tests_table(oq_sb *b, const json_t *tests)
 {
@@ -75,7 +76,7 @@ oq_status oq_report_conformance(oq_sb *b, const json_t *s, const char *name, oq_
         oq_html_environment(b, json_object_get(s, "evidence"), NULL, NULL);
     } else {
         oq_sb_puts(b, "<section id=\"environment\">\n<h2>Environment</h2>\n<p>The tests ran on ortqual ");
-        oq_sb_esc(b, ORTQUAL_VERSION);
+        oq_sb_esc(b, oq_build_version());
         oq_sb_puts(b, "'s own reference; no runtime was loaded.</p>\n</section>\n");
     }
     oq_html_command(b, json_object_get(s, "command"), "ortqual", oq_j_str(s, "cwd", NULL));

@@ -8,10 +8,10 @@
 #include "core/core-impl.h"
 #include "evidence/evidence-impl.h"
 #include "ortqual/runtime.h"
-#include "ortqual_commit.h" /* ORTQUAL_VERSION_BUILD (gen/, made at every build) */
 #include "runtime/runtime-impl.h"
 #include "runtime/sessioncfg-impl.h"
 #include "validate/validate-impl.h"
+#include "version/version-impl.h"
 
 /* The parent loads the core library only: execution-provider libraries are loaded by the
  * workers (an EP may crash on load), which record their own devices and libraries. The library
@@ -58,7 +58,7 @@ char *oq_validate_evidence(const oq_validate_opts *o)
     /* entries passed to a newer ORT unchecked, beside the evidence's own warnings */
     oq_session_config_warn(json_string_value(json_object_get(ort, "version")), o->n_session_configs,
                            o->session_config_keys, o->session_config_values, json_object_get(system, "warnings"));
-    json_t *j = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:o, s:o}", "tool_version", ORTQUAL_VERSION_BUILD,
+    json_t *j = json_pack("{s:s, s:o, s:o, s:{s:s, s:s, s:s, s:s}, s:o, s:o, s:o}", "tool_version", oq_build_version(),
                           "onnxruntime", ort, "ort_environment", env_evidence(), "host", "name",
                           host, "system", u.sysname, "release", u.release, "machine", u.machine, "command", argv,
                           "cwd", oq_json_text(cwd), "system", system);

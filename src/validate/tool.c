@@ -23,12 +23,8 @@
 #include <unistd.h>
 
 #include "ortqual/validate.h"
-#include "ortqual_commit.h" /* ORTQUAL_VERSION_BUILD (gen/, made at every build) */
 #include "status/args-impl.h"
-
-#ifndef ORTQUAL_VERSION
-#define ORTQUAL_VERSION "0"
-#endif
+#include "version/version-impl.h"
 
 extern char **environ;
 
@@ -84,13 +80,14 @@ static int is_ours(const char *tool, char *looked, size_t n)
 {
     struct stat sb;
     const char *why = NULL;
-    char line[128], buf[256];
+    char line[128], want[128], buf[320];
     if (stat(tool, &sb) != 0) why = "not there";
     else if (!S_ISREG(sb.st_mode) || access(tool, X_OK) != 0) why = "not an executable file";
     else {
         version_line(tool, line, sizeof line);
-        if (!strcmp(line, "ortqual " ORTQUAL_VERSION_BUILD)) return 1; /* this build's tool, commit included */
-        snprintf(buf, sizeof buf, "it calls itself '%s', not 'ortqual " ORTQUAL_VERSION_BUILD "'", line);
+        snprintf(want, sizeof want, "ortqual %s", oq_build_version());
+        if (!strcmp(line, want)) return 1; /* this build's tool, commit included */
+        snprintf(buf, sizeof buf, "it calls itself '%s', not '%s'", line, want);
         why = buf;
     }
     size_t used = strlen(looked);
@@ -133,5 +130,5 @@ oq_status oq_validate_find_tool(char *path, size_t n, oq_err *err)
         return OQ_OK;
     }
     return oq_err_set(err, OQ_ERR_NOT_FOUND, "no ortqual tool of this library's version (%s) found: looked at %s",
-                      ORTQUAL_VERSION_BUILD, looked);
+                      oq_build_version(), looked);
 }

@@ -17,6 +17,11 @@ expect 0 "verdict: PASSED" $Q validate --num-events 3 --configs ref:encoder:fp64
     --progress never --outdir o
 tv=$($PY -c "import json; print(json.load(open('o/summary.json'))['evidence']['tool_version'])")
 [ "ortqual $tv" = "$line" ] && ok "evidence tool_version: $tv" || bad "evidence tool_version '$tv', --version '$line'"
+# ... and every other record of the tool names the same build: report.html's footer, gate's verdict
+grep -qF "Written by $line from summary.json" o/report.html && ok "report.html: $line" || bad "report.html's footer: $(grep -o 'Written by[^<]*' o/report.html)"
+$Q gate --verdict g.json -- true >/dev/null 2>&1
+gv=$($PY -c "import json; print(json.load(open('g.json'))['ortqual_version'])" 2>&1)
+[ "ortqual $gv" = "$line" ] && ok "gate's ortqual_version: $gv" || bad "gate's ortqual_version '$gv', --version '$line'"
 # the configure step's rule, on sources with and without their own .git
 mkdir -p tarball/src && git init -q inside && mkdir -p inside/vendored
 for d in tarball inside/vendored; do
