@@ -325,6 +325,14 @@ static void builds_row(oq_sb *b, const json_t *builds)
     oq_sb_puts(b, " (<a href=\"#ort-builds\">below</a>)</td></tr>\n");
 }
 
+/* oq_html_td for a path or digest. */
+static void td_code(oq_sb *b, const char *s)
+{
+    oq_sb_puts(b, "<td><code>");
+    oq_sb_esc(b, s);
+    oq_sb_puts(b, "</code></td>");
+}
+
 /* Each build the configurations ran on, with the configurations it ran. */
 static void builds_table(oq_sb *b, const json_t *builds)
 {
@@ -333,17 +341,13 @@ static void builds_table(oq_sb *b, const json_t *builds)
     oq_sb_puts(b, "<h3 id=\"ort-builds\">ONNX Runtime builds</h3>\n<table><tr><th>version</th><th>build</th>"
                   "<th>ELF build-id</th><th>library</th><th>SHA-256</th><th>configurations</th></tr>\n");
     json_array_foreach(builds, i, v) {
-        oq_sb_puts(b, "<tr><td>");
-        oq_sb_esc(b, oq_j_str(v, "version", "?"));
-        oq_sb_puts(b, "</td><td>");
-        oq_sb_esc(b, oq_j_str(v, "build_info", ""));
-        oq_sb_puts(b, "</td><td><code>");
-        oq_sb_esc(b, oq_j_str(v, "build_id", "none"));
-        oq_sb_puts(b, "</code></td><td><code>");
-        oq_sb_esc(b, oq_j_str(v, "library", "?"));
-        oq_sb_puts(b, "</code></td><td><code>");
-        oq_sb_esc(b, oq_j_str(v, "library_sha256", "not recorded"));
-        oq_sb_puts(b, "</code></td><td>");
+        oq_sb_puts(b, "<tr>");
+        oq_html_td(b, oq_j_str(v, "version", "?"));
+        oq_html_td(b, oq_j_str(v, "build_info", ""));
+        td_code(b, oq_j_str(v, "build_id", "none"));
+        td_code(b, oq_j_str(v, "library", "?"));
+        td_code(b, oq_j_str(v, "library_sha256", "not recorded"));
+        oq_sb_puts(b, "<td>");
         json_array_foreach(json_object_get(v, "configs"), k, name)
             oq_sb_escf(b, "%s%s", k ? ", " : "", json_string_value(name) ? json_string_value(name) : "?");
         oq_sb_puts(b, "</td></tr>\n");
@@ -395,17 +399,14 @@ static void device_rows(oq_sb *b, const json_t *ort)
     }
     json_array_foreach(devs, i, d) {
         const json_t *meta = json_object_get(d, "ep_metadata");
-        oq_sb_puts(b, "<tr><td>");
-        oq_sb_esc(b, oq_j_str(d, "ep_name", ""));
-        oq_sb_puts(b, "</td><td>");
-        oq_sb_esc(b, oq_j_str(d, "ep_vendor", ""));
-        oq_sb_puts(b, "</td><td>");
-        oq_sb_esc(b, oq_j_str(meta, "version", ""));
-        oq_sb_puts(b, "</td><td>");
-        oq_sb_esc(b, oq_j_str(d, "hw_type", ""));
-        oq_sb_printf(b, "</td><td class=\"n\">%lld</td><td><code>", oq_j_int(d, "device_id"));
-        oq_sb_esc(b, oq_j_str(meta, "library_path", ""));
-        oq_sb_puts(b, "</code></td></tr>\n");
+        oq_sb_puts(b, "<tr>");
+        oq_html_td(b, oq_j_str(d, "ep_name", ""));
+        oq_html_td(b, oq_j_str(d, "ep_vendor", ""));
+        oq_html_td(b, oq_j_str(meta, "version", ""));
+        oq_html_td(b, oq_j_str(d, "hw_type", ""));
+        oq_sb_printf(b, "<td class=\"n\">%lld</td>", oq_j_int(d, "device_id"));
+        td_code(b, oq_j_str(meta, "library_path", ""));
+        oq_sb_puts(b, "</tr>\n");
     }
 }
 
@@ -498,11 +499,10 @@ static void libraries(oq_sb *b, const json_t *libs, const char *whose)
         size_t i;
         json_t *p;
         json_array_foreach(paths, i, p) {
-            oq_sb_puts(b, "<tr><td>");
-            oq_sb_esc(b, group);
-            oq_sb_puts(b, "</td><td><code>");
-            oq_sb_esc(b, json_string_value(p));
-            oq_sb_puts(b, "</code></td></tr>\n");
+            oq_sb_puts(b, "<tr>");
+            oq_html_td(b, group);
+            td_code(b, json_string_value(p));
+            oq_sb_puts(b, "</tr>\n");
         }
     }
     oq_sb_puts(b, "</table>\n");
